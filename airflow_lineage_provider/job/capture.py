@@ -1,0 +1,259 @@
+"""Capture every write's analyzed plan inside the Spark driver.
+
+A py4j ``QueryExecutionListener`` sees each executed command, whether it came
+from SQL or the DataFrame API. For each write it keeps the analyzed plan's JSON
+and what that JSON loses (table locations, output paths, write mode, static
+partitions), read from the JVM objects. Spark reports one write several times
+(``saveAsTable``: three events, CTAS: two), so each target is kept once per
+statement: the outermost command wins. Imports only pyspark and the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import traceback
+from typing import Any
+
+# Write commands, outermost first: for one target, the lower rank is kept.
+WRITE_RANK = {
+    "SaveAsV1TableCommand": 9,  # wraps a CTAS or an insert: keep what it wraps
+    "CreateDataSourceTableAsSelectCommand": 0,
+    "CreateHiveTableAsSelectCommand": 0,
+    "OptimizedCreateHiveTableAsSelectCommand": 0,
+    "InsertIntoHiveTable": 1,
+    "InsertIntoHadoopFsRelationCommand": 2,
+    "InsertIntoDataSourceCommand": 1,
+    "SaveIntoDataSourceCommand": 1,
+    "InsertIntoDataSourceDirCommand": 0,
+    "InsertIntoHiveDirCommand": 0,
+}
+
+
+def simple_name(obj: Any) -> str:
+    return obj.getClass().getSimpleName().rstrip("$")
+
+
+class PlanCapture:
+    """Collects write records; the driver says which statement is running."""
+
+    def __init__(self, spark: Any) -> None:
+        self.spark = spark
+        self.jvm = spark.sparkContext._jvm
+        self._lock = threading.Lock()
+        self._pending: list[dict[str, Any]] = []
+        self.warnings: list[str] = []
+        self._location_cache: dict[str, str | None] = {}
+
+    # -- listener ------------------------------------------------------------------
+
+    def install(self) -> None:
+        """Register the listener (starts py4j's callback server if needed)."""
+        from pyspark.java_gateway import ensure_callback_server_started
+
+        ensure_callback_server_started(self.spark.sparkContext._gateway)
+        self.spark._jsparkSession.listenerManager().register(_Listener(self))
+
+    def flush(self) -> list[dict[str, Any]]:
+        """Wait for Spark's listener bus, then return the writes seen since the last flush."""
+        self.spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(60_000)
+        with self._lock:
+            pending, self._pending = self._pending, []
+        return deduplicate(pending)
+
+    def on_success(self, func_name: str, qe: Any) -> None:
+        try:
+            plan = qe.analyzed()
+            name = simple_name(plan)
+            if name not in WRITE_RANK:
+                return
+            record = self.describe(plan)
+            record["event"] = func_name
+            with self._lock:
+                self._pending.append(record)
+        except Exception as e:  # lineage never breaks the job
+            self.warnings.append(f"plan capture failed: {e}\n{traceback.format_exc(limit=3)}")
+
+    # -- describing a plan -------------------------------------------------------------
+
+    def describe(self, plan: Any) -> dict[str, Any]:
+        """The record of one analyzed plan: its JSON and what the JSON loses."""
+        text = plan.toJSON()
+        parsed = json.loads(text)
+        extras: dict[str, Any] = {"tables": {}, "relations": {}}
+        try:
+            self._add_table_locations(parsed, extras)
+            self._add_path_relations(plan, parsed, extras)
+            write = self._write_details(plan)
+            if write:
+                extras["write"] = write
+        except Exception as e:
+            self.warnings.append(f"could not read locations from the JVM: {e}")
+        return {"kind": "write" if simple_name(plan) in WRITE_RANK else "query", "plan": parsed, "extras": extras}
+
+    def _add_table_locations(self, flat: list[dict[str, Any]], extras: dict[str, Any]) -> None:
+        for ident in _identifiers(flat):
+            name = _table_name(ident)
+            if name and name not in extras["tables"]:
+                extras["tables"][name] = self.location(ident.get("database") or "default", ident["table"])
+
+    def location(self, database: str, table: str) -> str | None:
+        key = f"{database}.{table}".lower()
+        if key not in self._location_cache:
+            try:
+                external = self.spark._jsparkSession.sessionState().catalog().externalCatalog()
+                self._location_cache[key] = external.getTable(database, table).location().toString()
+            except Exception:
+                self._location_cache[key] = None
+        return self._location_cache[key]
+
+    def _add_path_relations(self, plan: Any, flat: list[dict[str, Any]], extras: dict[str, Any]) -> None:
+        """File sources read by path have no catalog table: ask the JVM relation for its paths."""
+        if not any(_short(n["class"]) == "LogicalRelation" and not n.get("catalogTable") for n in _all_nodes(flat)):
+            return
+        for node in _jvm_nodes(plan):
+            if simple_name(node) != "LogicalRelation" or node.catalogTable().isDefined():
+                continue
+            relation = node.relation()
+            if simple_name(relation) != "HadoopFsRelation":
+                continue
+            roots = relation.location().rootPaths()
+            paths = [roots.apply(i).toString() for i in range(roots.size())]
+            first = node.output().apply(0).exprId().id()
+            fmt = relation.fileFormat().toString()
+            extras["relations"][str(first)] = {"paths": paths, "format": fmt}
+
+    def _write_details(self, plan: Any) -> dict[str, Any] | None:
+        name = simple_name(plan)
+        if name == "InsertIntoHadoopFsRelationCommand":
+            out: dict[str, Any] = {
+                "path": plan.outputPath().toString(),
+                "mode": plan.mode().toString().lower(),
+                "static_partitions": _scala_map(plan.staticPartitions()),
+            }
+            return out
+        if name in ("CreateDataSourceTableAsSelectCommand",):
+            ident = plan.table().identifier()
+            db = ident.database().get() if ident.database().isDefined() else "default"
+            return {"location": self.location(db, ident.table()), "mode": "create"}
+        if name in ("InsertIntoHiveTable",):
+            ident = plan.table().identifier()
+            db = ident.database().get() if ident.database().isDefined() else "default"
+            return {
+                "location": self.location(db, ident.table()),
+                "mode": "overwrite" if plan.overwrite() else "append",
+                "static_partitions": {
+                    k: v for k, v in _scala_map(plan.partition()).items()
+                },
+            }
+        if name in ("InsertIntoDataSourceDirCommand",):
+            uri = plan.storage().locationUri()
+            return {"path": uri.get().toString() if uri.isDefined() else None, "mode": "overwrite"}
+        if name == "SaveIntoDataSourceCommand":
+            options = _scala_map(plan.options())
+            return {"path": options.get("path"), "mode": plan.mode().toString().lower(),
+                    "format": plan.dataSource().getClass().getName()}
+        return None
+
+
+class _Listener:
+    """The py4j side of ``org.apache.spark.sql.util.QueryExecutionListener``."""
+
+    def __init__(self, capture: PlanCapture) -> None:
+        self.capture = capture
+
+    def onSuccess(self, funcName: str, qe: Any, durationNs: int) -> None:  # noqa: N802, N803
+        self.capture.on_success(funcName, qe)
+
+    def onFailure(self, funcName: str, qe: Any, exception: Any) -> None:  # noqa: N802, N803
+        return None
+
+    class Java:
+        implements = ["org.apache.spark.sql.util.QueryExecutionListener"]
+
+
+def deduplicate(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Keep one record per target: Spark reports a CTAS or ``saveAsTable`` more than once."""
+    best: dict[str, dict[str, Any]] = {}
+    order: list[str] = []
+    for rec in records:
+        key = target_key(rec)
+        rank = WRITE_RANK.get(_short(rec["plan"][0]["class"]), 5)
+        if key not in best:
+            order.append(key)
+            best[key] = rec
+        elif rank < WRITE_RANK.get(_short(best[key]["plan"][0]["class"]), 5):
+            best[key] = rec
+    return [best[k] for k in order]
+
+
+def target_key(rec: dict[str, Any]) -> str:
+    """Where a write lands: its location when known (a CTAS and the insert it runs share it)."""
+    write = rec.get("extras", {}).get("write") or {}
+    where = write.get("path") or write.get("location")
+    if where:
+        return str(where).rstrip("/")
+    root = rec["plan"][0]
+    for fname in ("catalogTable", "table", "tableDesc"):
+        meta = root.get(fname)
+        if isinstance(meta, dict) and isinstance(meta.get("identifier"), dict):
+            return _table_name(meta["identifier"]) or ""
+    return str(id(rec))
+
+
+def _short(cls: str) -> str:
+    return cls.rsplit(".", 1)[-1].rstrip("$")
+
+
+def _table_name(ident: dict[str, Any]) -> str | None:
+    if not ident.get("table"):
+        return None
+    return ".".join(
+        str(p).lower() for p in (ident.get("catalog") or "spark_catalog", ident.get("database") or "default", ident["table"])
+    )
+
+
+def _all_nodes(flat: Any):
+    """Every JSON object that is a tree node, nested plans and expressions included."""
+    stack = [flat]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            if "class" in item:
+                yield item
+            stack.extend(v for v in item.values() if isinstance(v, (list, dict)))
+
+
+def _identifiers(flat: list[dict[str, Any]]):
+    for node in _all_nodes(flat):
+        for fname in ("catalogTable", "tableMeta", "table", "tableDesc"):
+            meta = node.get(fname)
+            if isinstance(meta, dict) and isinstance(meta.get("identifier"), dict):
+                yield meta["identifier"]
+
+
+def _jvm_nodes(plan: Any):
+    """Pre-order walk of a JVM plan: children, and plans held as inner children."""
+    stack = [plan]
+    while stack:
+        node = stack.pop()
+        yield node
+        for seq in (node.children(), node.innerChildren()):
+            for i in range(seq.size()):
+                child = seq.apply(i)
+                if hasattr(child, "children"):
+                    stack.append(child)
+
+
+def _scala_map(m: Any) -> dict[str, str]:
+    out: dict[str, str] = {}
+    try:
+        it = m.iterator()
+        while it.hasNext():
+            kv = it.next()
+            out[str(kv._1())] = str(kv._2())
+    except Exception:
+        pass
+    return out

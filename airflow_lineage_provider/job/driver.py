@@ -1,0 +1,241 @@
+"""The Spark job: run a SQL script statement by statement and dump every write's plan.
+
+Submitted with ``spark-submit driver.py --sql-file F --dump DIR``. It imports only
+pyspark and the standard library (never Airflow): it runs wherever Spark runs.
+The whole script is parsed before anything runs, so a syntax error in statement
+3 fails the job before statements 1 and 2 have written anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from typing import Any
+
+if __package__ in (None, ""):  # run as a file by spark-submit
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from airflow_lineage_provider.job.capture import PlanCapture, simple_name  # noqa: E402
+from airflow_lineage_provider.job.dump import SCRIPT, DumpWriter  # noqa: E402
+from airflow_lineage_provider.job.statements import Statement, split_statements  # noqa: E402
+
+# Parsed plans that are writes: in a dry run they are analyzed, never executed.
+WRITE_STATEMENTS = frozenset({
+    "InsertIntoStatement", "CreateTableAsSelect", "ReplaceTableAsSelect", "InsertIntoDir",
+    "OverwriteByExpression", "OverwritePartitionsDynamic", "AppendData", "MergeIntoTable",
+    "UpdateTable", "DeleteFromTable", "CreateTableAsSelectStatement",
+})
+SHOW_ROWS = 20
+
+
+class StatementError(Exception):
+    """A statement failed: says which one, where, and Spark's own message."""
+
+    def __init__(self, stmt: Statement, total: int, phase: str, message: str) -> None:
+        self.stmt = stmt
+        self.phase = phase
+        self.spark_message = message
+        super().__init__(
+            f"Statement {stmt.index + 1} of {total} (line {stmt.line}: {stmt.first_line[:80]!r}) "
+            f"failed to {phase}: {message}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "statement": self.stmt.index + 1,
+            "index": self.stmt.index,
+            "line": self.stmt.line,
+            "first_line": self.stmt.first_line,
+            "phase": self.phase,
+            "spark_message": self.spark_message,
+            "message": str(self),
+        }
+
+
+def spark_message(exc: BaseException) -> str:
+    """Spark's own error text, without the Python/Java stack."""
+    for attr in ("getMessage",):
+        fn = getattr(exc, attr, None)
+        if callable(fn):
+            try:
+                text = fn()
+                if text:
+                    return str(text).strip()
+            except Exception:
+                pass
+    return str(exc).strip() or exc.__class__.__name__
+
+
+def parse_line_offset(message: str) -> int | None:
+    """The 1-based line inside the statement that a Spark ParseException names."""
+    import re
+
+    m = re.search(r"\(line (\d+), pos \d+\)", message)
+    return int(m.group(1)) if m else None
+
+
+class Driver:
+    def __init__(self, spark: Any, dump_dir: str, *, dry_run: bool, keep_going: bool) -> None:
+        self.spark = spark
+        self.writer = DumpWriter(dump_dir)
+        self.dry_run = dry_run
+        self.keep_going = keep_going
+        self.capture = PlanCapture(spark)
+        self.status: list[dict[str, Any]] = []
+        self.errors: list[dict[str, Any]] = []
+
+    def run(self, script: str) -> int:
+        statements = split_statements(script)
+        parsed = self._parse_all(statements)
+        if not self.dry_run:
+            self.capture.install()
+        for stmt in statements:
+            entry: dict[str, Any] = {"index": stmt.index, "line": stmt.line, "first_line": stmt.first_line}
+            self.status.append(entry)
+            if stmt.index in parsed.errors:
+                entry.update(status="failed", error=parsed.errors[stmt.index].to_dict())
+                continue
+            try:
+                kind = self._run_one(stmt, parsed.plans[stmt.index], len(statements))
+                entry.update(status="ok", kind=kind)
+            except StatementError as e:
+                entry.update(status="failed", error=e.to_dict())
+                self.errors.append(e.to_dict())
+                print(str(e), file=sys.stderr, flush=True)
+                if not self.keep_going:
+                    break
+        for rest in statements[len(self.status):]:
+            self.status.append({"index": rest.index, "line": rest.line, "first_line": rest.first_line,
+                                "status": "skipped"})
+        error = self.errors[0] if self.errors else None
+        self.writer.finish({
+            "statements": self.status,
+            "error": error,
+            "errors": self.errors,
+            "warnings": self.capture.warnings,
+            "spark_version": self.spark.version,
+            "dry_run": self.dry_run,
+        })
+        return 1 if self.errors else 0
+
+    def _parse_all(self, statements: list[Statement]) -> "_Parsed":
+        parser = self.spark._jsparkSession.sessionState().sqlParser()
+        out = _Parsed()
+        for stmt in statements:
+            try:
+                out.plans[stmt.index] = parser.parsePlan(stmt.sql)
+            except Exception as exc:
+                msg = spark_message(exc)
+                offset = parse_line_offset(msg)
+                line = stmt.line + (offset - 1 if offset else 0)
+                err = StatementError(stmt, len(statements), "parse", msg)
+                err_dict = err.to_dict()
+                err_dict["line"] = line
+                err_dict["message"] = (
+                    f"Statement {stmt.index + 1} of {len(statements)} has a syntax error at line {line} "
+                    f"of the script ({stmt.first_line[:80]!r}): {msg}"
+                )
+                out.errors[stmt.index] = err
+                self.errors.append(err_dict)
+                print(err_dict["message"], file=sys.stderr, flush=True)
+        if out.errors and not self.keep_going:
+            # Nothing runs when the script does not parse: no half-written results.
+            for stmt in statements:
+                self.status.append({"index": stmt.index, "line": stmt.line, "first_line": stmt.first_line,
+                                    "status": "failed" if stmt.index in out.errors else "skipped"})
+            self.writer.finish({"statements": self.status, "error": self.errors[0], "errors": self.errors,
+                                "warnings": [], "spark_version": self.spark.version, "dry_run": self.dry_run})
+            raise SystemExit(1)
+        return out
+
+    def _run_one(self, stmt: Statement, parsed: Any, total: int) -> str:
+        kind = simple_name(parsed)
+        is_command = self.spark._jvm.java.lang.Class.forName(
+            "org.apache.spark.sql.catalyst.plans.logical.Command"
+        ).isInstance(parsed) or kind in WRITE_STATEMENTS
+        print(f"[airflow-lineage] statement {stmt.index + 1}/{total} (line {stmt.line}): {stmt.first_line[:100]}",
+              flush=True)
+        try:
+            if self.dry_run and kind in WRITE_STATEMENTS:
+                self._analyze_only(stmt, parsed)
+                return "write"
+            df = self.spark.sql(stmt.sql)
+            if is_command:
+                for rec in self.capture.flush():
+                    self._emit(stmt, rec)
+                return "write" if kind in WRITE_STATEMENTS else "command"
+            self._emit(stmt, self.capture.describe(df._jdf.queryExecution().analyzed()))
+            if not self.dry_run:
+                rows = df.limit(SHOW_ROWS + 1).collect()
+                self.capture.flush()  # the query's own event is not a write
+                for row in rows[:SHOW_ROWS]:
+                    print("  ", tuple(row), flush=True)
+                if len(rows) > SHOW_ROWS:
+                    print(f"   ... (first {SHOW_ROWS} rows shown)", flush=True)
+            return "query"
+        except StatementError:
+            raise
+        except Exception as exc:
+            raise StatementError(stmt, total, "run", spark_message(exc)) from exc
+
+    def _analyze_only(self, stmt: Statement, parsed: Any) -> None:
+        """Analyze a write without executing it; a CTAS still creates its (empty) table."""
+        jss = self.spark._jsparkSession
+        state = jss.sessionState()
+        module = getattr(self.spark._jvm.org.apache.spark.sql.execution, "CommandExecutionMode$")
+        mode = getattr(module, "MODULE$").SKIP()
+        analyzed = state.executePlan(parsed, mode).analyzed()
+        self._emit(stmt, self.capture.describe(analyzed))
+        if simple_name(analyzed) in ("CreateDataSourceTableAsSelectCommand", "CreateHiveTableAsSelectCommand"):
+            from pyspark.sql.types import StructType
+            import json
+
+            schema = StructType.fromJson(json.loads(analyzed.query().schema().json()))
+            ident = analyzed.table().identifier() if simple_name(analyzed).startswith("CreateData") \
+                else analyzed.tableDesc().identifier()
+            name = ident.unquotedString()
+            if not self.spark.catalog.tableExists(name):
+                self.spark.catalog.createTable(name, schema=schema, source="parquet")
+
+    def _emit(self, stmt: Statement, record: dict[str, Any]) -> None:
+        record.update(index=stmt.index, sql=stmt.sql, line=stmt.line)
+        self.writer.record(record)
+
+
+class _Parsed:
+    def __init__(self) -> None:
+        self.plans: dict[int, Any] = {}
+        self.errors: dict[int, StatementError] = {}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--sql-file", help="the script; default DIR/script.sql")
+    ap.add_argument("--dump", required=True, help="directory for plans.jsonl and result.json")
+    ap.add_argument("--dry-run", action="store_true", help="run DDL, only analyze writes")
+    ap.add_argument("--keep-going", action="store_true", help="report a failing statement and go on")
+    args = ap.parse_args(argv)
+    with open(args.sql_file or os.path.join(args.dump, SCRIPT), encoding="utf-8") as f:
+        script = f.read()
+
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName("airflow-lineage")
+    if os.environ.get("AIRFLOW_LINEAGE_HIVE") == "1":
+        builder = builder.enableHiveSupport()
+    spark = builder.getOrCreate()
+    try:
+        return Driver(spark, args.dump, dry_run=args.dry_run, keep_going=args.keep_going).run(script)
+    except SystemExit as e:
+        return int(e.code or 0)
+    except Exception:
+        traceback.print_exc()
+        return 2
+    finally:
+        spark.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,252 @@
+"""What a Spark expression reads, how, and how a person would write it.
+
+``references`` lists the attributes an expression reads with the role each plays
+(a value that flows into the result, or a condition that only decides it), and
+``render`` prints the expression back as SQL with the user's table aliases,
+never Spark's internal ``#id`` suffixes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from airflow_lineage_provider.lineage.model import AGGREGATION, IDENTITY, TRANSFORMATION
+from airflow_lineage_provider.lineage.tree import Tree, scala_seq
+
+MASKING = frozenset({"Md5", "Sha1", "Sha2", "Crc32", "Murmur3Hash", "XxHash64", "Mask", "Count", "HyperLogLogPlusPlus"})
+AGGREGATE_WRAPPER = "AggregateExpression"
+SUBQUERY_EXPRESSIONS = frozenset({"ScalarSubquery", "Exists", "ListQuery", "InSubquery", "LateralSubquery"})
+
+_INFIX = {
+    "Add": "+", "Subtract": "-", "Multiply": "*", "Divide": "/", "IntegralDivide": "div",
+    "Remainder": "%", "EqualTo": "=", "EqualNullSafe": "<=>", "LessThan": "<",
+    "LessThanOrEqual": "<=", "GreaterThan": ">", "GreaterThanOrEqual": ">=", "And": "AND",
+    "Or": "OR", "BitwiseAnd": "&", "BitwiseOr": "|", "BitwiseXor": "^", "Like": "LIKE",
+    "RLike": "RLIKE", "ILike": "ILIKE",
+}
+_WIDENING = {
+    "byte": 0, "short": 1, "integer": 2, "long": 3, "float": 4, "double": 5,
+}
+
+
+@lru_cache(maxsize=1)
+def _function_names() -> dict[str, str]:
+    """Expression class -> SQL function name, taken from Spark's function registry."""
+    text = resources.files("airflow_lineage_provider.lineage").joinpath("spark_functions.json").read_text()
+    return json.loads(text)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """An attribute read by an expression: its exprId, and how its value is used."""
+
+    expr_id: int
+    name: str
+    subtype: str  # IDENTITY, TRANSFORMATION or AGGREGATION
+    masking: bool
+    conditional: bool  # only decides the result (CASE/IF condition), not part of its value
+
+
+def expr_id(node: Tree) -> int | None:
+    raw = node.fields.get("exprId")
+    return raw.get("id") if isinstance(raw, dict) else None
+
+
+def strip_alias(node: Tree) -> Tree:
+    while node.cls == "Alias" and node.children:
+        node = node.children[0]
+    return node
+
+
+def is_identity(node: Tree) -> bool:
+    """An attribute copied as is: through aliases and casts that only widen a number."""
+    node = strip_alias(node)
+    while node.cls in ("Cast", "AnsiCast", "UpCast") and node.children:
+        if not _widens(node.children[0], node.fields.get("dataType")):
+            return False
+        node = node.children[0]
+    return node.cls in ("AttributeReference", "OuterReference")
+
+
+def _widens(child: Tree, target: object) -> bool:
+    source = child.fields.get("dataType")
+    if source == target:
+        return True
+    if isinstance(source, str) and isinstance(target, str):
+        if source in _WIDENING and target in _WIDENING:
+            return _WIDENING[source] <= _WIDENING[target]
+        if source in _WIDENING and target.startswith("decimal") and _WIDENING[source] <= 3:
+            return True
+    return False
+
+
+def references(node: Tree) -> list[Reference]:
+    """Every attribute the expression reads, in order of appearance."""
+    identity = is_identity(node)
+    out: list[Reference] = []
+    _collect(node, out, identity, agg=False, masking=False, conditional=False)
+    return out
+
+
+def _collect(node: Tree, out: list[Reference], identity: bool, agg: bool, masking: bool, conditional: bool) -> None:
+    cls = node.cls
+    if cls in ("AttributeReference", "OuterReference"):
+        target = node.children[0] if cls == "OuterReference" and node.children else node
+        eid = expr_id(target)
+        if eid is not None:
+            subtype = AGGREGATION if agg else (IDENTITY if identity else TRANSFORMATION)
+            out.append(Reference(eid, str(target.fields.get("name")), subtype, masking, conditional))
+        return
+    if cls == AGGREGATE_WRAPPER:
+        agg = True
+    if cls in MASKING:
+        masking = True
+    kids = node.children
+    if cls == "CaseWhen":
+        branches = len(kids) // 2
+        for i, kid in enumerate(kids):
+            _collect(kid, out, identity, agg, masking, conditional or (i < 2 * branches and i % 2 == 0))
+        return
+    if cls == "If" and len(kids) == 3:
+        _collect(kids[0], out, identity, agg, masking, True)
+        _collect(kids[1], out, identity, agg, masking, conditional)
+        _collect(kids[2], out, identity, agg, masking, conditional)
+        return
+    if cls == AGGREGATE_WRAPPER and node.fields.get("filter") is not None and len(kids) > 1:
+        _collect(kids[0], out, identity, agg, masking, conditional)
+        for kid in kids[1:]:
+            _collect(kid, out, identity, agg, masking, True)
+        return
+    for kid in kids:
+        _collect(kid, out, identity, agg, masking, conditional)
+
+
+def subqueries(node: Tree) -> list[Tree]:
+    """Subquery expressions inside ``node``; their plans live in a field, not as children."""
+    return [n for n in node.walk() if n.cls in SUBQUERY_EXPRESSIONS]
+
+
+def render(node: Tree) -> str:
+    """The expression as SQL, attributes named ``alias.column`` as the user wrote them."""
+    cls = node.cls
+    f = node.fields
+    kids = node.children
+    if cls == "Alias":
+        return render(kids[0]) if kids else str(f.get("name"))
+    if cls == "AttributeReference":
+        qualifier = scala_seq(f.get("qualifier"))
+        name = _ident(str(f.get("name")))
+        return f"{_ident(qualifier[-1])}.{name}" if qualifier else name
+    if cls == "OuterReference":
+        return render(kids[0]) if kids else "outer"
+    if cls == "Literal":
+        return _literal(f.get("value"), f.get("dataType"))
+    if cls in _INFIX and len(kids) == 2:
+        return f"({render(kids[0])} {_INFIX[cls]} {render(kids[1])})"
+    if cls == "Not" and len(kids) == 1:
+        return f"(NOT {render(kids[0])})"
+    if cls == "UnaryMinus" and len(kids) == 1:
+        return f"(- {render(kids[0])})"
+    if cls == "IsNull" and kids:
+        return f"({render(kids[0])} IS NULL)"
+    if cls == "IsNotNull" and kids:
+        return f"({render(kids[0])} IS NOT NULL)"
+    if cls in ("Cast", "AnsiCast", "UpCast", "TryCast") and kids:
+        word = "try_cast" if cls == "TryCast" or f.get("evalMode") == "TRY" else "CAST"
+        return f"{word}({render(kids[0])} AS {_type_sql(f.get('dataType'))})"
+    if cls == "In" and kids:
+        return f"({render(kids[0])} IN ({', '.join(render(k) for k in kids[1:])}))"
+    if cls == "InSet" and kids:
+        return f"({render(kids[0])} IN (...))"
+    if cls == "CaseWhen":
+        parts = ["CASE"]
+        branches = len(kids) // 2
+        for i in range(branches):
+            parts.append(f"WHEN {render(kids[2 * i])} THEN {render(kids[2 * i + 1])}")
+        if len(kids) % 2:
+            parts.append(f"ELSE {render(kids[-1])}")
+        parts.append("END")
+        return " ".join(parts)
+    if cls == AGGREGATE_WRAPPER and kids:
+        inner = render(kids[0])
+        if f.get("isDistinct") and "(" in inner:
+            head, _, rest = inner.partition("(")
+            inner = f"{head}(DISTINCT {rest}"
+        if f.get("filter") is not None and len(kids) > 1:
+            inner += f" FILTER (WHERE {render(kids[1])})"
+        return inner
+    if cls == "WindowExpression" and kids:
+        spec = render(kids[1]) if len(kids) > 1 else ""
+        return f"{render(kids[0])} OVER ({spec})"
+    if cls == "WindowSpecDefinition":
+        return _window_spec(node)
+    if cls == "SortOrder" and kids:
+        direction = (f.get("direction") or {}).get("object", "")
+        return render(kids[0]) + (" DESC" if "Descending" in str(direction) else "")
+    if cls in SUBQUERY_EXPRESSIONS:
+        word = {"Exists": "EXISTS", "ScalarSubquery": "", "ListQuery": "", "InSubquery": "IN"}.get(cls, "")
+        if cls == "InSubquery" and kids:
+            return f"({render(kids[0])} IN (subquery))"
+        return f"{word}(subquery)".strip()
+    if cls in ("Count",) and not kids:
+        return "count(*)"
+    if cls == "Count" and len(kids) == 1 and kids[0].cls == "Literal" and kids[0].fields.get("value") == "1":
+        return "count(*)"
+    return f"{_function_name(cls)}({', '.join(render(k) for k in kids)})"
+
+
+def _window_spec(node: Tree) -> str:
+    kids = node.children
+    partition = node.exprs("partitionSpec")
+    order = node.exprs("orderSpec")
+    parts = []
+    if partition:
+        parts.append("PARTITION BY " + ", ".join(render(p) for p in partition))
+    if order:
+        parts.append("ORDER BY " + ", ".join(render(o) for o in order))
+    if not parts and kids:
+        return " ".join(render(k) for k in kids if k.cls != "SpecifiedWindowFrame")
+    return " ".join(parts)
+
+
+def _function_name(cls: str) -> str:
+    name = _function_names().get(cls)
+    if name:
+        return name
+    for suffix in ("Expression", "Class"):
+        if cls.endswith(suffix) and len(cls) > len(suffix):
+            cls = cls[: -len(suffix)]
+    return cls.lower()
+
+
+def _ident(name: str) -> str:
+    return name if name.replace("_", "a").isalnum() and not name[:1].isdigit() else f"`{name.replace('`', '``')}`"
+
+
+def _literal(value: object, data_type: object) -> str:
+    if value is None:
+        return "NULL"
+    if data_type == "string":
+        return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if data_type == "boolean":
+        return str(value).lower()
+    if data_type in ("integer", "double", "float") or str(data_type).startswith("decimal"):
+        return str(value)
+    if data_type == "long":
+        return f"{value}L"
+    if data_type in ("date", "timestamp", "timestamp_ntz"):
+        return f"{str(data_type).split('_')[0].upper()} '{value}'"
+    return str(value)
+
+
+def _type_sql(data_type: object) -> str:
+    if isinstance(data_type, str):
+        return {"long": "BIGINT", "integer": "INT", "short": "SMALLINT", "byte": "TINYINT"}.get(
+            data_type, data_type.upper()
+        )
+    if isinstance(data_type, dict):
+        return str(data_type.get("type", "STRUCT")).upper()
+    return str(data_type)

@@ -1,0 +1,175 @@
+"""The one lineage model: what XCom, the CLI, OpenLineage facets and the UI all read.
+
+A ``LineageReport`` is a list of ``StatementLineage``, one per write (or per bare
+query) of a submitted script. ``to_dict``/``from_dict`` give the JSON document
+``airflow-lineage/1`` described in the README; nothing else defines its shape.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+FORMAT = "airflow-lineage/1"
+
+DIRECT = "DIRECT"
+INDIRECT = "INDIRECT"
+
+# OpenLineage column-lineage facet 1-2-0 subtypes.
+IDENTITY = "IDENTITY"
+TRANSFORMATION = "TRANSFORMATION"
+AGGREGATION = "AGGREGATION"
+JOIN = "JOIN"
+FILTER = "FILTER"
+GROUP_BY = "GROUP_BY"
+SORT = "SORT"
+WINDOW = "WINDOW"
+CONDITIONAL = "CONDITIONAL"
+
+# How strong a direct subtype is when steps compose: a column that is
+# aggregated anywhere on its path is an aggregation, and so on.
+_DIRECT_RANK = {IDENTITY: 0, TRANSFORMATION: 1, AGGREGATION: 2}
+
+
+def stronger(a: str, b: str) -> str:
+    """The subtype of two direct steps applied one after the other."""
+    return a if _DIRECT_RANK.get(a, 1) >= _DIRECT_RANK.get(b, 1) else b
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A table or path read or written. ``table`` is the catalog name, if any."""
+
+    namespace: str
+    name: str
+    table: str | None = None
+    mode: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"table": self.table, "namespace": self.namespace, "name": self.name}
+        if self.mode is not None:
+            out["mode"] = self.mode
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Dataset:
+        return cls(namespace=d["namespace"], name=d["name"], table=d.get("table"), mode=d.get("mode"))
+
+    @property
+    def label(self) -> str:
+        """What a person calls it: the table name, else the path."""
+        return self.table or self.name
+
+
+@dataclass(frozen=True, order=True)
+class ColumnInput:
+    """One source column of a target column (direct) or of a whole statement (indirect)."""
+
+    table: str
+    field: str
+    type: str = DIRECT
+    subtype: str = IDENTITY
+    expression: str = ""
+    masking: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "table": self.table,
+            "field": self.field,
+            "type": self.type,
+            "subtype": self.subtype,
+        }
+        if self.type == DIRECT:
+            out["expression"] = self.expression
+        out["masking"] = self.masking
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ColumnInput:
+        return cls(
+            table=d["table"],
+            field=d["field"],
+            type=d.get("type", DIRECT),
+            subtype=d.get("subtype", IDENTITY),
+            expression=d.get("expression", ""),
+            masking=bool(d.get("masking", False)),
+        )
+
+
+@dataclass(frozen=True)
+class StatementLineage:
+    """Lineage of one write (or bare query) of the script's statement ``index``."""
+
+    index: int
+    sql: str
+    method: str  # "plan", "sql" or "none"
+    confidence: float
+    target: Dataset | None
+    inputs: tuple[Dataset, ...] = ()
+    columns: tuple[tuple[str, tuple[ColumnInput, ...]], ...] = ()
+    indirect: tuple[ColumnInput, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def column_map(self) -> dict[str, tuple[ColumnInput, ...]]:
+        return dict(self.columns)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "sql": self.sql,
+            "method": self.method,
+            "confidence": self.confidence,
+            "target": self.target.to_dict() if self.target else None,
+            "inputs": [d.to_dict() for d in self.inputs],
+            "columns": {name: [c.to_dict() for c in srcs] for name, srcs in self.columns},
+            "indirect": [c.to_dict() for c in self.indirect],
+            "warnings": list(self.warnings),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> StatementLineage:
+        return cls(
+            index=d["index"],
+            sql=d.get("sql", ""),
+            method=d.get("method", "plan"),
+            confidence=float(d.get("confidence", 1.0)),
+            target=Dataset.from_dict(d["target"]) if d.get("target") else None,
+            inputs=tuple(Dataset.from_dict(x) for x in d.get("inputs", [])),
+            columns=tuple(
+                (name, tuple(ColumnInput.from_dict(c) for c in srcs))
+                for name, srcs in d.get("columns", {}).items()
+            ),
+            indirect=tuple(ColumnInput.from_dict(c) for c in d.get("indirect", [])),
+            warnings=tuple(d.get("warnings", [])),
+        )
+
+
+@dataclass(frozen=True)
+class LineageReport:
+    """Everything a task learned about its lineage; the XCom value ``column_lineage``."""
+
+    statements: tuple[StatementLineage, ...] = ()
+    warnings: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"format": FORMAT, "statements": [s.to_dict() for s in self.statements]}
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        return out
+
+    def to_json(self, **kwargs: Any) -> str:
+        return json.dumps(self.to_dict(), **kwargs)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> LineageReport:
+        if d.get("format") != FORMAT:
+            raise ValueError(f"not a lineage document of format {FORMAT!r}: {d.get('format')!r}")
+        return cls(
+            statements=tuple(StatementLineage.from_dict(s) for s in d.get("statements", [])),
+            warnings=tuple(d.get("warnings", [])),
+        )
+
+    def with_warning(self, message: str) -> LineageReport:
+        return LineageReport(self.statements, self.warnings + (message,))

@@ -1,0 +1,395 @@
+"""Field lineage from Spark's analyzed logical plan, resolved top-down by exprId.
+
+Like Calcite's ``getColumnOrigins``: start from each output column of the write
+and follow the exprId down through the plan, one handler per node kind, to the
+columns of base relations. Every step records how the value changes (identity,
+transformation, aggregation); conditions met on the way (joins, filters, group
+keys, sort and window keys, CASE conditions) become statement-level indirect
+inputs. A node kind without a handler is passed through on a best-effort basis
+with a warning and a lower confidence: lineage is never dropped without a word.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from airflow_lineage_provider.lineage import expressions as ex
+from airflow_lineage_provider.lineage import naming
+from airflow_lineage_provider.lineage.model import (
+    DIRECT,
+    FILTER,
+    GROUP_BY,
+    IDENTITY,
+    INDIRECT,
+    JOIN,
+    SORT,
+    WINDOW,
+    CONDITIONAL,
+    ColumnInput,
+    Dataset,
+    StatementLineage,
+    stronger,
+)
+from airflow_lineage_provider.lineage.tree import Tree, decode
+
+UNKNOWN_NODE_CONFIDENCE = 0.5
+
+# Nodes whose output is their only child's output, row for row or a subset of rows.
+PASS_THROUGH = frozenset({
+    "SubqueryAlias", "View", "GlobalLimit", "LocalLimit", "Limit", "Offset", "Tail", "Distinct",
+    "Deduplicate", "DeduplicateWithinWatermark", "Repartition", "RepartitionByExpression",
+    "RebalancePartitions", "Sample", "ResolvedHint", "EventTimeWatermark", "Subquery",
+    "WithWindowDefinition", "CollectMetrics", "Sort", "Filter",
+})
+# Leaves that read a table or files.
+RELATIONS = frozenset({"LogicalRelation", "HiveTableRelation", "DataSourceV2Relation", "DataSourceV2ScanRelation",
+                       "StreamingRelation", "StreamingRelationV2", "StreamingDataSourceV2Relation",
+                       "StreamingExecutionRelation", "LogicalRDD"})
+# Leaves that make rows out of literals: no source columns, and nothing lost.
+CONSTANT_LEAVES = frozenset({"LocalRelation", "OneRowRelation", "Range", "EmptyRelation"})
+
+
+@dataclass(frozen=True)
+class Origin:
+    """One source column reached from an output column, with what happened on the way."""
+
+    table: str
+    field: str
+    subtype: str
+    expression: str
+    masking: bool
+
+
+@dataclass(frozen=True)
+class Write:
+    """What a write command writes: the target and the plan of its rows."""
+
+    target: Dataset | None
+    query: Tree
+    columns: tuple[str, ...] | None  # None: the query's own output names
+
+
+class PlanResolver:
+    """Resolves columns of one analyzed plan. Build one per captured plan."""
+
+    def __init__(self, extras: dict[str, Any] | None = None) -> None:
+        self.extras = extras or {}
+        self.warnings: list[str] = []
+        self.confidence = 1.0
+        self.indirect: set[ColumnInput] = set()
+        self.inputs: dict[str, Dataset] = {}
+        self._memo: dict[tuple[int, int], frozenset[Origin]] = {}
+        self._outputs: dict[int, list[tuple[int, str]]] = {}
+        self._seen_indirect: set[int] = set()
+        self._handlers: dict[str, Callable[[Tree, int], frozenset[Origin]]] = {
+            "Project": self._project,
+            "Aggregate": self._aggregate,
+            "Window": self._window,
+            "Join": self._join,
+            "Union": self._union,
+            "Generate": self._generate,
+        }
+
+    # -- output columns of a node -------------------------------------------------
+
+    def output(self, node: Tree) -> list[tuple[int, str]]:
+        """(exprId, name) of the node's output columns, in order."""
+        key = id(node)
+        if key not in self._outputs:
+            self._outputs[key] = self._compute_output(node)
+        return self._outputs[key]
+
+    def _compute_output(self, node: Tree) -> list[tuple[int, str]]:
+        cls = node.cls
+        if cls in ("Project",):
+            return _named(node.exprs("projectList"))
+        if cls == "Aggregate":
+            return _named(node.exprs("aggregateExpressions"))
+        if cls == "Window":
+            return self.output(node.children[0]) + _named(node.exprs("windowExpressions"))
+        if cls == "Join":
+            left = self.output(node.children[0])
+            if _join_type(node) in ("LeftSemi", "LeftAnti", "ExistenceJoin"):
+                return left
+            return left + self.output(node.children[1])
+        if cls == "Generate":
+            base = self.output(node.children[0]) if node.children else []
+            return base + _named(node.exprs("generatorOutput"))
+        if cls == "HiveTableRelation":
+            return _named(node.exprs("dataCols")) + _named(node.exprs("partitionCols"))
+        if "output" in node.fields:
+            return _named(node.exprs("output"))
+        if node.children:
+            return self.output(node.children[0])
+        return []
+
+    # -- resolution ------------------------------------------------------------------
+
+    def resolve(self, node: Tree, eid: int) -> frozenset[Origin]:
+        """Source columns of the attribute ``eid`` as ``node`` outputs it."""
+        key = (id(node), eid)
+        if key in self._memo:
+            return self._memo[key]
+        self._memo[key] = frozenset()  # breaks cycles in malformed plans
+        self._note_indirect(node)
+        cls = node.cls
+        if cls in self._handlers:
+            result = self._handlers[cls](node, eid)
+        elif cls in PASS_THROUGH:
+            result = self.resolve(node.children[0], eid) if node.children else frozenset()
+        elif cls in RELATIONS:
+            result = self._relation(node, eid)
+        elif cls in CONSTANT_LEAVES:
+            result = frozenset()
+        else:
+            result = self._unknown(node, eid)
+        self._memo[key] = result
+        return result
+
+    def _from_expression(self, node: Tree, expression: Tree, children: tuple[Tree, ...]) -> frozenset[Origin]:
+        """Origins of an expression whose attributes come from ``children``' outputs."""
+        text = ex.render(expression)
+        out: set[Origin] = set()
+        for ref in ex.references(expression):
+            if ref.conditional:
+                continue
+            for child in self._owners(children, ref.expr_id):
+                for o in self.resolve(child, ref.expr_id):
+                    subtype = stronger(ref.subtype, o.subtype)
+                    expr = o.expression if (ref.subtype == IDENTITY and o.expression) else text
+                    out.add(Origin(o.table, o.field, subtype, expr, o.masking or ref.masking))
+        self._note_subqueries(expression)
+        return frozenset(out)
+
+    def _owners(self, children: tuple[Tree, ...], eid: int) -> list[Tree]:
+        owners = [c for c in children if any(e == eid for e, _ in self.output(c))]
+        return owners
+
+    def _named_lookup(self, node: Tree, exprs: list[Tree], eid: int) -> frozenset[Origin]:
+        for e in exprs:
+            if ex.expr_id(e) == eid:
+                return self._from_expression(node, e, node.children)
+        return self._pass(node, eid)
+
+    def _pass(self, node: Tree, eid: int) -> frozenset[Origin]:
+        for child in self._owners(node.children, eid):
+            return self.resolve(child, eid)
+        return frozenset()
+
+    def _project(self, node: Tree, eid: int) -> frozenset[Origin]:
+        return self._named_lookup(node, node.exprs("projectList"), eid)
+
+    def _aggregate(self, node: Tree, eid: int) -> frozenset[Origin]:
+        return self._named_lookup(node, node.exprs("aggregateExpressions"), eid)
+
+    def _window(self, node: Tree, eid: int) -> frozenset[Origin]:
+        return self._named_lookup(node, node.exprs("windowExpressions"), eid)
+
+    def _generate(self, node: Tree, eid: int) -> frozenset[Origin]:
+        if any(ex.expr_id(a) == eid for a in node.exprs("generatorOutput")):
+            generator = node.expr("generator")
+            if generator is None:
+                return frozenset()
+            found = self._from_expression(node, generator, node.children)
+            return frozenset(Origin(o.table, o.field, stronger("TRANSFORMATION", o.subtype), o.expression, o.masking)
+                             for o in found)
+        return self._pass(node, eid)
+
+    def _join(self, node: Tree, eid: int) -> frozenset[Origin]:
+        return self._pass(node, eid)
+
+    def _union(self, node: Tree, eid: int) -> frozenset[Origin]:
+        first = self.output(node.children[0]) if node.children else []
+        position = next((i for i, (e, _) in enumerate(first) if e == eid), None)
+        if position is None:
+            return frozenset()
+        out: set[Origin] = set()
+        for child in node.children:
+            cols = self.output(child)
+            if position < len(cols):
+                out |= self.resolve(child, cols[position][0])
+        return frozenset(out)
+
+    def _relation(self, node: Tree, eid: int) -> frozenset[Origin]:
+        dataset = self._relation_dataset(node)
+        for e, name in self.output(node):
+            if e == eid:
+                return frozenset({Origin(dataset.label, name, IDENTITY, "", False)})
+        return frozenset()
+
+    def _relation_dataset(self, node: Tree) -> Dataset:
+        meta = node.get("catalogTable") or node.get("tableMeta") or node.get("table")
+        table = naming.table_name(meta.get("identifier")) if isinstance(meta, dict) else None
+        out = self.output(node)
+        key = str(out[0][0]) if out else ""
+        paths = self.extras.get("relations", {}).get(key, {})
+        if table is None:
+            table = paths.get("table")
+        location = self.extras.get("tables", {}).get(table) if table else None
+        location = location or (paths.get("paths") or [None])[0]
+        dataset = naming.from_location(location, table=table)
+        self.inputs.setdefault(dataset.label, dataset)
+        return dataset
+
+    def _unknown(self, node: Tree, eid: int) -> frozenset[Origin]:
+        self._warn(f"unknown plan node {node.cls}: lineage passed through on a best-effort basis")
+        for f in node.fields:
+            for e in node.exprs(f):
+                if ex.expr_id(e) == eid and e.cls == "Alias":
+                    return self._from_expression(node, e, node.children)
+        found = self._pass(node, eid)
+        if not found and not node.children:
+            self._warn(f"unknown leaf {node.cls}: no source for its columns")
+        return found
+
+    def _warn(self, message: str) -> None:
+        self.confidence = min(self.confidence, UNKNOWN_NODE_CONFIDENCE)
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    # -- indirect inputs --------------------------------------------------------------
+
+    def _note_indirect(self, node: Tree) -> None:
+        if id(node) in self._seen_indirect:
+            return
+        self._seen_indirect.add(id(node))
+        cls = node.cls
+        if cls == "Filter":
+            self._indirect_from(node.expr("condition"), node.children, FILTER)
+        elif cls == "Join":
+            self._indirect_from(node.expr("condition"), node.children, JOIN)
+        elif cls == "Aggregate":
+            for g in node.exprs("groupingExpressions"):
+                self._indirect_from(g, node.children, GROUP_BY)
+        elif cls == "Sort":
+            for o in node.exprs("order"):
+                self._indirect_from(o, node.children, SORT)
+        elif cls == "Window":
+            for p in node.exprs("partitionSpec") + node.exprs("orderSpec"):
+                self._indirect_from(p, node.children, WINDOW)
+        for name in ("projectList", "aggregateExpressions", "windowExpressions"):
+            for e in node.exprs(name) if name in node.fields else ():
+                self._indirect_conditions(e, node.children)
+
+    def _indirect_from(self, expression: Tree | None, children: tuple[Tree, ...], subtype: str) -> None:
+        if expression is None:
+            return
+        for ref in ex.references(expression):
+            for child in self._owners(children, ref.expr_id):
+                for o in self.resolve(child, ref.expr_id):
+                    self.indirect.add(ColumnInput(o.table, o.field, INDIRECT, subtype, "", o.masking))
+        self._note_subqueries(expression)
+
+    def _indirect_conditions(self, expression: Tree, children: tuple[Tree, ...]) -> None:
+        for ref in ex.references(expression):
+            if not ref.conditional:
+                continue
+            for child in self._owners(children, ref.expr_id):
+                for o in self.resolve(child, ref.expr_id):
+                    self.indirect.add(ColumnInput(o.table, o.field, INDIRECT, CONDITIONAL, "", o.masking))
+
+    def _note_subqueries(self, expression: Tree) -> None:
+        for sub in ex.subqueries(expression):
+            plan = sub.plan("plan")
+            if plan is None:
+                continue
+            # The subquery's rows decide the result without flowing into it column by column
+            # (EXISTS, IN); a scalar subquery's value does, but the resolver keeps it indirect
+            # until subquery outputs are mapped (see the plan-extractor issue).
+            for e, _ in self.output(plan):
+                for o in self.resolve(plan, e):
+                    self.indirect.add(ColumnInput(o.table, o.field, INDIRECT, FILTER, "", o.masking))
+
+
+def _named(exprs: list[Tree]) -> list[tuple[int, str]]:
+    out = []
+    for e in exprs:
+        eid = ex.expr_id(e)
+        if eid is not None:
+            out.append((eid, str(e.fields.get("name"))))
+    return out
+
+
+def _join_type(node: Tree) -> str:
+    raw = node.get("joinType")
+    if isinstance(raw, dict):
+        name = raw.get("object") or raw.get("product-class") or ""
+        return str(name).rsplit(".", 1)[-1].rstrip("$")
+    return str(raw)
+
+
+# -- writes ----------------------------------------------------------------------------
+
+_WRITE_MODES = {"Append": "append", "Overwrite": "overwrite", "ErrorIfExists": "create", "Ignore": "create"}
+
+
+def find_write(root: Tree, extras: dict[str, Any]) -> Write | None:
+    """The target and query of a write command; ``None`` for a plain query."""
+    write = extras.get("write") or {}
+    mode = write.get("mode")
+    location = write.get("location") or write.get("path")
+    cls = root.cls
+    if cls in ("InsertIntoHadoopFsRelationCommand", "InsertIntoHiveTable", "InsertIntoDataSourceCommand"):
+        meta = root.get("catalogTable") or root.get("table")
+        table = naming.table_name(meta.get("identifier")) if isinstance(meta, dict) else write.get("table")
+        if cls == "InsertIntoHiveTable" and mode is None:
+            mode = "overwrite" if root.get("overwrite") else "append"
+        target = naming.from_location(location, table=table, mode=mode)
+        return Write(target, root.children[0], None)
+    if cls in ("CreateDataSourceTableAsSelectCommand", "CreateHiveTableAsSelectCommand",
+               "OptimizedCreateHiveTableAsSelectCommand"):
+        meta = root.get("table") or root.get("tableDesc")
+        table = naming.table_name(meta.get("identifier")) if isinstance(meta, dict) else write.get("table")
+        query = root.plan("query") or (root.children[0] if root.children else None)
+        if query is None:
+            return None
+        return Write(naming.from_location(location, table=table, mode=mode or "create"), query, None)
+    if cls in ("InsertIntoDataSourceDirCommand", "InsertIntoHiveDirCommand"):
+        query = root.plan("query") or (root.children[0] if root.children else None)
+        if query is None:
+            return None
+        return Write(naming.from_location(location, table=None, mode=mode or "overwrite"), query, None)
+    if cls in ("SaveIntoDataSourceCommand",):
+        query = root.plan("query") or (root.children[0] if root.children else None)
+        if query is None:
+            return None
+        return Write(naming.from_location(location, table=write.get("table"), mode=mode), query, None)
+    return None
+
+
+def extract(record: dict[str, Any]) -> StatementLineage:
+    """Lineage of one captured record: ``{"index", "sql", "plan", "extras"}``."""
+    extras = record.get("extras") or {}
+    root = decode(record["plan"])
+    resolver = PlanResolver(extras)
+    write = find_write(root, extras)
+    query = write.query if write else root
+    if write is None and root.cls.endswith("Command"):
+        resolver._warn(f"unknown write command {root.cls}: columns resolved from its plan as a query")
+    names = write.columns if write and write.columns else None
+    outputs = resolver.output(query)
+    columns: list[tuple[str, tuple[ColumnInput, ...]]] = []
+    for i, (eid, name) in enumerate(outputs):
+        target_name = names[i] if names and i < len(names) else name
+        origins = resolver.resolve(query, eid)
+        inputs = tuple(sorted(
+            ColumnInput(o.table, o.field, DIRECT, o.subtype, o.expression or o.field, o.masking) for o in origins
+        ))
+        columns.append((target_name, inputs))
+    # Inputs read only by conditions or relations with no column reached still count.
+    for node in query.walk():
+        if node.cls in RELATIONS:
+            resolver._relation_dataset(node)
+        resolver._note_indirect(node)
+    return StatementLineage(
+        index=int(record.get("index", 0)),
+        sql=str(record.get("sql", "")),
+        method="plan",
+        confidence=resolver.confidence,
+        target=write.target if write else None,
+        inputs=tuple(sorted(resolver.inputs.values(), key=lambda d: d.label)),
+        columns=tuple(columns),
+        indirect=tuple(sorted(resolver.indirect)),
+        warnings=tuple(resolver.warnings),
+    )

@@ -1,0 +1,102 @@
+"""Decode Spark's ``TreeNode.toJSON`` into a tree.
+
+Spark writes a tree as a flat pre-order list: each node has ``class`` and
+``num-children``, and a field holding a child holds that child's index among the
+node's children. Plans and expressions use the same encoding; an expression
+field of a plan node is itself such a list (a ``Seq[Expression]`` a list of them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class Tree:
+    """One decoded node: its class's simple name, raw fields and children."""
+
+    __slots__ = ("cls", "fields", "children", "_cache")
+
+    def __init__(self, cls: str, fields: dict[str, Any], children: tuple[Tree, ...]) -> None:
+        self.cls = cls
+        self.fields = fields
+        self.children = children
+        self._cache: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"Tree({self.cls}, {len(self.children)} children)"
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.fields.get(name, default)
+
+    def expr(self, name: str) -> Tree | None:
+        """The expression in field ``name`` (``None`` when absent or empty)."""
+        key = "e:" + name
+        if key not in self._cache:
+            raw = self.fields.get(name)
+            self._cache[key] = decode(raw) if _is_flat_tree(raw) else None
+        return self._cache[key]
+
+    def exprs(self, name: str) -> list[Tree]:
+        """The expressions of a ``Seq[Expression]`` field, in order."""
+        key = "s:" + name
+        if key not in self._cache:
+            raw = self.fields.get(name)
+            out: list[Tree] = []
+            if isinstance(raw, list):
+                for item in raw:
+                    if _is_flat_tree(item):
+                        out.append(decode(item))
+                    elif isinstance(item, list):  # Seq[Seq[Expression]], e.g. Expand.projections
+                        out.extend(decode(x) for x in item if _is_flat_tree(x))
+            self._cache[key] = out
+        return self._cache[key]
+
+    def expr_rows(self, name: str) -> list[list[Tree]]:
+        """A ``Seq[Seq[Expression]]`` field (Expand projections, LocalRelation rows)."""
+        raw = self.fields.get(name)
+        if not isinstance(raw, list):
+            return []
+        return [[decode(x) for x in row if _is_flat_tree(x)] for row in raw if isinstance(row, list)]
+
+    def plan(self, name: str) -> Tree | None:
+        """A plan kept in a field rather than as a child (CTAS ``query``, subquery ``plan``)."""
+        return self.expr(name)
+
+    def walk(self):
+        """Pre-order iteration over this node and its descendants."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
+
+
+def _is_flat_tree(raw: Any) -> bool:
+    return isinstance(raw, list) and bool(raw) and isinstance(raw[0], dict) and "class" in raw[0]
+
+
+def decode(flat: list[dict[str, Any]]) -> Tree:
+    """Build the tree of a flat pre-order node list."""
+    pos = 0
+
+    def build() -> Tree:
+        nonlocal pos
+        raw = flat[pos]
+        pos += 1
+        count = raw.get("num-children", 0)
+        children = tuple(build() for _ in range(count))
+        cls = raw["class"].rsplit(".", 1)[-1].rstrip("$")
+        fields = {k: v for k, v in raw.items() if k not in ("class", "num-children")}
+        return Tree(cls, fields, children)
+
+    return build()
+
+
+def scala_seq(value: Any) -> list[str]:
+    """Spark prints a non-empty ``Seq[String]`` as ``"[a, b]"``; an empty one as ``[]``."""
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    if isinstance(value, str) and value.startswith("[") and value.endswith("]"):
+        inner = value[1:-1].strip()
+        return [p.strip() for p in inner.split(",")] if inner else []
+    return []
