@@ -1,0 +1,55 @@
+"""Turn a job's dump into a ``LineageReport``, and print one as a table.
+
+Extraction failures never propagate: a record that cannot be read becomes a
+statement with ``method: none`` and a warning saying why.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Iterable
+
+from airflow_lineage_provider.lineage import plan
+from airflow_lineage_provider.lineage.model import LineageReport, StatementLineage
+
+log = logging.getLogger(__name__)
+
+
+def from_records(records: Iterable[dict[str, Any]], warnings: Iterable[str] = ()) -> LineageReport:
+    """Field lineage of every captured write, in script order."""
+    statements: list[StatementLineage] = []
+    for rec in records:
+        try:
+            statements.append(plan.extract(rec))
+        except Exception as e:  # lineage never breaks the job
+            log.warning("lineage extraction failed for statement %s: %s", rec.get("index"), e, exc_info=True)
+            statements.append(StatementLineage(
+                index=int(rec.get("index", 0)), sql=str(rec.get("sql", "")), method="none", confidence=0.0,
+                target=None, warnings=(f"plan extraction failed: {e.__class__.__name__}: {e}",),
+            ))
+    statements.sort(key=lambda s: s.index)
+    return LineageReport(statements=tuple(statements), warnings=tuple(warnings))
+
+
+def format_table(report: LineageReport) -> str:
+    """One line per edge: target column <- source column, with subtype and expression."""
+    lines: list[str] = []
+    for st in report.statements:
+        target = st.target.label if st.target else "(query result)"
+        head = f"statement {st.index + 1} -> {target}  [method={st.method}, confidence={st.confidence:g}]"
+        lines.append(head)
+        width = max((len(c) for c, _ in st.columns), default=0)
+        for column, inputs in st.columns:
+            if not inputs:
+                lines.append(f"  {column.ljust(width)} <- (no source column)")
+            for inp in inputs:
+                expr = f"  {inp.expression}" if inp.subtype != "IDENTITY" else ""
+                mask = " masked" if inp.masking else ""
+                lines.append(f"  {column.ljust(width)} <- {inp.table}.{inp.field}  {inp.subtype}{mask}{expr}")
+        for inp in st.indirect:
+            lines.append(f"  {'(indirect)'.ljust(width)} <- {inp.table}.{inp.field}  {inp.subtype}")
+        for w in st.warnings:
+            lines.append(f"  warning: {w}")
+    for w in report.warnings:
+        lines.append(f"warning: {w}")
+    return "\n".join(lines)
