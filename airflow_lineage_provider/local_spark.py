@@ -64,6 +64,7 @@ def local_conf(directory: str | None = None) -> dict[str, str]:
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={base}",
         "spark.sql.shuffle.partitions": "4",
         "spark.sql.session.timeZone": "UTC",
+        "spark.log.level": "WARN",
     }
 
 
@@ -75,8 +76,8 @@ def submit_command(master: str, conf: dict[str, str], application: str, args: li
 
 
 def run_driver(dump_dir: str, *, master: str = LOCAL_MASTER, conf: dict[str, str] | None = None,
-               dry_run: bool = False, keep_going: bool = False, quiet: bool = False) -> int:
-    """Run the driver with spark-submit outside Airflow (the CLI); returns its exit code."""
+               dry_run: bool = False, keep_going: bool = False, quiet: bool = False) -> tuple[int, str]:
+    """Run the driver with spark-submit outside Airflow (the CLI): (exit code, stderr tail if quiet)."""
     merged = {**local_conf(), **(conf or {})}
     if not master.startswith("local"):
         merged = conf or {}
@@ -85,6 +86,4 @@ def run_driver(dump_dir: str, *, master: str = LOCAL_MASTER, conf: dict[str, str
     out = subprocess.DEVNULL if quiet else None
     proc = subprocess.run(submit_command(master, merged, DRIVER, args), env=env, stdout=out,
                           stderr=subprocess.PIPE if quiet else None, text=True)
-    if quiet and proc.returncode and proc.stderr:
-        sys.stderr.write(proc.stderr[-4000:])
-    return proc.returncode
+    return proc.returncode, (proc.stderr or "")[-4000:]

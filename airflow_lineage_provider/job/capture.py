@@ -52,7 +52,14 @@ class PlanCapture:
         from pyspark.java_gateway import ensure_callback_server_started
 
         ensure_callback_server_started(self.spark.sparkContext._gateway)
-        self.spark._jsparkSession.listenerManager().register(_Listener(self))
+        self._listener = _Listener(self)
+        self.spark._jsparkSession.listenerManager().register(self._listener)
+
+    def uninstall(self) -> None:
+        listener = getattr(self, "_listener", None)
+        if listener is not None:
+            self.spark._jsparkSession.listenerManager().unregister(listener)
+            self._listener = None
 
     def flush(self) -> list[dict[str, Any]]:
         """Wait for Spark's listener bus, then return the writes seen since the last flush."""

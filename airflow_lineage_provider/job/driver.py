@@ -9,6 +9,7 @@ The whole script is parsed before anything runs, so a syntax error in statement
 from __future__ import annotations
 
 import argparse
+import re
 import os
 import sys
 import traceback
@@ -31,22 +32,25 @@ SHOW_ROWS = 20
 
 
 class StatementError(Exception):
-    """A statement failed: says which one, where, and Spark's own message."""
+    """A statement failed: says which one, at which line of the script, and Spark's own message."""
 
     def __init__(self, stmt: Statement, total: int, phase: str, message: str) -> None:
         self.stmt = stmt
         self.phase = phase
         self.spark_message = message
+        offset = parse_line_offset(message) if phase == "parse" else None
+        self.line = stmt.line + (offset - 1 if offset else 0)
+        what = "has a syntax error" if phase == "parse" else "failed"
         super().__init__(
-            f"Statement {stmt.index + 1} of {total} (line {stmt.line}: {stmt.first_line[:80]!r}) "
-            f"failed to {phase}: {message}"
+            f"Statement {stmt.index + 1} of {total} {what} at line {self.line} of the script "
+            f"({stmt.first_line[:80]!r}): {message}"
         )
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "statement": self.stmt.index + 1,
             "index": self.stmt.index,
-            "line": self.stmt.line,
+            "line": self.line,
             "first_line": self.stmt.first_line,
             "phase": self.phase,
             "spark_message": self.spark_message,
@@ -55,23 +59,16 @@ class StatementError(Exception):
 
 
 def spark_message(exc: BaseException) -> str:
-    """Spark's own error text, without the Python/Java stack."""
-    for attr in ("getMessage",):
-        fn = getattr(exc, attr, None)
-        if callable(fn):
-            try:
-                text = fn()
-                if text:
-                    return str(text).strip()
-            except Exception:
-                pass
-    return str(exc).strip() or exc.__class__.__name__
+    """Spark's own error text (with its line/position and SQL excerpt), without Java stacks."""
+    text = str(exc).strip()
+    if not text:
+        getter = getattr(exc, "getMessage", None)
+        text = str(getter()).strip() if callable(getter) else ""
+    return text.split("\n\nJVM stacktrace:")[0] or exc.__class__.__name__
 
 
 def parse_line_offset(message: str) -> int | None:
     """The 1-based line inside the statement that a Spark ParseException names."""
-    import re
-
     m = re.search(r"\(line (\d+), pos \d+\)", message)
     return int(m.group(1)) if m else None
 
@@ -109,6 +106,7 @@ class Driver:
         for rest in statements[len(self.status):]:
             self.status.append({"index": rest.index, "line": rest.line, "first_line": rest.first_line,
                                 "status": "skipped"})
+        self.capture.uninstall()
         error = self.errors[0] if self.errors else None
         self.writer.finish({
             "statements": self.status,
@@ -127,19 +125,10 @@ class Driver:
             try:
                 out.plans[stmt.index] = parser.parsePlan(stmt.sql)
             except Exception as exc:
-                msg = spark_message(exc)
-                offset = parse_line_offset(msg)
-                line = stmt.line + (offset - 1 if offset else 0)
-                err = StatementError(stmt, len(statements), "parse", msg)
-                err_dict = err.to_dict()
-                err_dict["line"] = line
-                err_dict["message"] = (
-                    f"Statement {stmt.index + 1} of {len(statements)} has a syntax error at line {line} "
-                    f"of the script ({stmt.first_line[:80]!r}): {msg}"
-                )
+                err = StatementError(stmt, len(statements), "parse", spark_message(exc))
                 out.errors[stmt.index] = err
-                self.errors.append(err_dict)
-                print(err_dict["message"], file=sys.stderr, flush=True)
+                self.errors.append(err.to_dict())
+                print(str(err), file=sys.stderr, flush=True)
         if out.errors and not self.keep_going:
             # Nothing runs when the script does not parse: no half-written results.
             for stmt in statements:

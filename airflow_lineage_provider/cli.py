@@ -1,0 +1,134 @@
+"""``airflow-lineage``: field lineage of Spark SQL from the command line.
+
+``extract`` runs a script on the embedded local Spark (or ``--master``) and prints
+the lineage of its writes; ``show`` prints the lineage a DAG run left in XCom.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+from airflow_lineage_provider.lineage.model import LineageReport
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="airflow-lineage", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ex = sub.add_parser("extract", help="run a Spark SQL script and print its column lineage")
+    src = ex.add_mutually_exclusive_group(required=True)
+    src.add_argument("--sql", metavar="FILE", help="the SQL script (many statements)")
+    src.add_argument("-e", dest="inline", metavar="SQL", help="the SQL script as text")
+    ex.add_argument("--method", choices=["plan", "auto"], default="plan",
+                    help="plan: run on Spark and read the analyzed plans (auto is plan for now)")
+    ex.add_argument("--master", default="local[*]", help="Spark master, as in spark-submit (default: embedded local)")
+    ex.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="Spark configuration")
+    ex.add_argument("--dry-run", action="store_true", help="run DDL in a scratch warehouse; analyze writes only")
+    ex.add_argument("--keep-going", action="store_true", help="report a failing statement and go on")
+    ex.add_argument("--format", choices=["json", "table"], default="table")
+
+    show = sub.add_parser("show", help="print the lineage a DAG run pushed to XCom")
+    show.add_argument("--dag-id", required=True)
+    show.add_argument("--run-id", help="default: the latest run with lineage")
+    show.add_argument("--task-id", action="append", help="only these tasks")
+    show.add_argument("--format", choices=["json", "table"], default="table")
+
+    args = parser.parse_args(argv)
+    if args.command == "extract":
+        return _extract(args)
+    return _show(args)
+
+
+def _extract(args: argparse.Namespace) -> int:
+    from airflow_lineage_provider import local_spark
+    from airflow_lineage_provider.job.dump import SCRIPT, read_dump
+    from airflow_lineage_provider.lineage.report import from_records
+
+    if args.sql:
+        try:
+            with open(args.sql, encoding="utf-8") as f:
+                script = f.read()
+        except OSError as e:
+            print(f"airflow-lineage: cannot read {args.sql}: {e.strerror}", file=sys.stderr)
+            return 2
+    else:
+        script = args.inline
+    conf = dict(kv.split("=", 1) for kv in args.conf if "=" in kv)
+    dump = tempfile.mkdtemp(prefix="airflow-lineage-cli-")
+    scratch = None
+    try:
+        if args.dry_run and args.master.startswith("local"):
+            # DDL of a dry run goes to a scratch catalog and warehouse, never the real one.
+            scratch = tempfile.mkdtemp(prefix="airflow-lineage-scratch-")
+            conf = {**local_spark.local_conf(scratch), **conf}
+        with open(os.path.join(dump, SCRIPT), "w", encoding="utf-8") as f:
+            f.write(script)
+        code, stderr_tail = local_spark.run_driver(dump, master=args.master, conf=conf, dry_run=args.dry_run,
+                                      keep_going=args.keep_going, quiet=True)
+        result = read_dump(dump)
+    finally:
+        shutil.rmtree(dump, ignore_errors=True)
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+    report = from_records(result.records, result.warnings)
+    errors = [s["error"] for s in result.statements if s.get("error")]
+    if result.error and not errors:
+        errors = [result.error]
+    _print(report, args.format, errors)
+    for err in errors:
+        print(f"error: {err.get('message')}", file=sys.stderr)
+    if code and not errors:
+        print(f"{stderr_tail}\nerror: the Spark job failed (exit code {code})", file=sys.stderr)
+    return 1 if (errors or code) else 0
+
+
+def _print(report: LineageReport, fmt: str, errors: list[dict] | None = None) -> None:
+    from airflow_lineage_provider.lineage.report import format_table
+
+    if fmt == "json":
+        doc = report.to_dict()
+        if errors:
+            doc["errors"] = errors
+        print(json.dumps(doc, indent=2))
+    else:
+        print(format_table(report))
+
+
+def _show(args: argparse.Namespace) -> int:
+    from sqlalchemy import select
+
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    from airflow_lineage_provider.operators.spark_lineage import XCOM_KEY
+
+    with create_session() as session:
+        query = select(XComModel).where(XComModel.dag_id == args.dag_id, XComModel.key == XCOM_KEY)
+        if args.run_id:
+            query = query.where(XComModel.run_id == args.run_id)
+        if args.task_id:
+            query = query.where(XComModel.task_id.in_(args.task_id))
+        rows = session.scalars(query.order_by(XComModel.timestamp.desc())).all()
+        if not rows:
+            print(f"no column lineage in XCom for DAG {args.dag_id}", file=sys.stderr)
+            return 1
+        run_id = args.run_id or rows[0].run_id
+        picked = sorted((r for r in rows if r.run_id == run_id), key=lambda r: r.timestamp)
+        docs = [(r.task_id, XComModel.deserialize_value(r)) for r in picked]
+    if args.format == "json":
+        print(json.dumps({"dag_id": args.dag_id, "run_id": run_id, "tasks": dict(docs)}, indent=2))
+        return 0
+    print(f"DAG {args.dag_id}, run {run_id}")
+    for task_id, doc in docs:
+        print(f"\n== task {task_id}")
+        _print(LineageReport.from_dict(doc), "table")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

