@@ -1,0 +1,90 @@
+"""`airflow-lineage extract` as a user runs it: a real spark-submit on the embedded Spark."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from tests.conftest import venv_bin
+
+pytestmark = pytest.mark.spark
+
+SEED_DDL = """
+CREATE TABLE ods_users (id BIGINT, name STRING, birthday TIMESTAMP, ts TIMESTAMP) USING parquet;
+CREATE TABLE dim_company (user_id BIGINT, company_name STRING) USING parquet;
+CREATE TABLE dwd_users (id BIGINT, name STRING, company_name STRING, birthday TIMESTAMP, ts TIMESTAMP, p STRING)
+  USING parquet PARTITIONED BY (p);
+"""
+SEED_JOIN = (
+    "INSERT INTO dwd_users SELECT a.id, concat(a.name, b.company_name), b.company_name, a.birthday, a.ts, "
+    "date_format(a.birthday, 'yyyyMMdd') FROM ods_users a JOIN dim_company b ON a.id = b.user_id"
+)
+
+
+def extract(tmp_path, script: str, *args: str) -> subprocess.CompletedProcess:
+    sql = tmp_path / "script.sql"
+    sql.write_text(script)
+    return subprocess.run([venv_bin("airflow-lineage"), "extract", "--sql", str(sql), *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_dry_run_json_follows_the_document_format_and_writes_nothing(tmp_path):
+    out_dir = tmp_path / "out_dir"
+    script = SEED_DDL + SEED_JOIN + ";\n" + f"INSERT OVERWRITE DIRECTORY '{out_dir}' USING parquet SELECT id FROM ods_users;"
+    proc = extract(tmp_path, script, "--dry-run", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["format"] == "airflow-lineage/1"
+    first, second = doc["statements"]
+    assert set(first) == {"index", "sql", "method", "confidence", "target", "inputs", "columns", "indirect", "warnings"}
+    assert first["index"] == 3 and first["sql"] == SEED_JOIN and first["method"] == "plan"
+    assert first["target"]["table"] == "spark_catalog.default.dwd_users"
+    assert set(first["target"]) >= {"table", "namespace", "name"}
+    name_inputs = first["columns"]["name"]
+    assert {(i["table"], i["field"]) for i in name_inputs} == {
+        ("spark_catalog.default.ods_users", "name"), ("spark_catalog.default.dim_company", "company_name"),
+    }
+    assert all(set(i) == {"table", "field", "type", "subtype", "expression", "masking"} for i in name_inputs)
+    assert all(i["type"] == "INDIRECT" and "expression" not in i for i in first["indirect"])
+    assert second["index"] == 4
+    assert second["target"] == {"table": None, "namespace": "file", "name": str(out_dir), "mode": "overwrite"}
+    assert second["columns"] == {"id": [{"table": "spark_catalog.default.ods_users", "field": "id", "type": "DIRECT",
+                                         "subtype": "IDENTITY", "expression": "ods_users.id", "masking": False}]}
+    assert not out_dir.exists(), "a dry run must not execute writes"
+
+
+def test_keep_going_reports_the_failing_statement_and_extracts_the_rest(tmp_path):
+    script = (
+        "CREATE TABLE kg_t (a INT, b STRING) USING parquet;\n"
+        "INSERT INTO kg_t SELECT 1, 'x';\n"
+        "INSERT INTO kg_t SELECT a FROM no_such_table;\n"
+        "INSERT INTO kg_t SELECT a + 1, upper(b) FROM kg_t;\n"
+    )
+    proc = extract(tmp_path, script, "--dry-run", "--keep-going", "--format", "json")
+    assert proc.returncode == 1
+    doc = json.loads(proc.stdout)
+    assert [s["index"] for s in doc["statements"]] == [1, 3]
+    last = doc["statements"][1]["columns"]
+    assert last["a"][0]["expression"] == "(kg_t.a + 1)" and last["a"][0]["subtype"] == "TRANSFORMATION"
+    assert last["b"][0]["expression"] == "upper(kg_t.b)"
+    [error] = doc["errors"]
+    assert error["statement"] == 3 and error["line"] == 3
+    assert "TABLE_OR_VIEW_NOT_FOUND" in error["spark_message"]
+    assert "Statement 3 of 4 failed at line 3" in proc.stderr
+
+
+def test_without_keep_going_the_first_failure_stops_the_script(tmp_path):
+    script = "SELECT * FROM missing_table;\nCREATE TABLE never_created (a INT) USING parquet;\n"
+    proc = extract(tmp_path, script, "--dry-run", "--format", "table")
+    assert proc.returncode == 1
+    assert "Statement 1 of 2 failed at line 1" in proc.stderr
+    assert "TABLE_OR_VIEW_NOT_FOUND" in proc.stderr
+
+
+def test_unreadable_script_is_a_clear_error(tmp_path):
+    proc = subprocess.run([venv_bin("airflow-lineage"), "extract", "--sql", str(tmp_path / "nope.sql")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "cannot read" in proc.stderr and "nope.sql" in proc.stderr
