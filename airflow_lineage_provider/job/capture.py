@@ -27,7 +27,16 @@ WRITE_RANK = {
     "SaveIntoDataSourceCommand": 1,
     "InsertIntoDataSourceDirCommand": 0,
     "InsertIntoHiveDirCommand": 0,
+    "CreateViewCommand": 0,  # persistent views only: a temporary view is not a dataset
 }
+
+
+def is_write(plan: Any) -> bool:
+    """A command whose target is a dataset (temporary views are not)."""
+    name = simple_name(plan)
+    if name == "CreateViewCommand":
+        return "Temp" not in plan.viewType().toString()
+    return name in WRITE_RANK
 
 
 def simple_name(obj: Any) -> str:
@@ -71,8 +80,7 @@ class PlanCapture:
     def on_success(self, func_name: str, qe: Any) -> None:
         try:
             plan = qe.analyzed()
-            name = simple_name(plan)
-            if name not in WRITE_RANK:
+            if not is_write(plan):
                 return
             record = self.describe(plan)
             record["event"] = func_name
@@ -115,19 +123,33 @@ class PlanCapture:
         return self._location_cache[key]
 
     def _add_path_relations(self, plan: Any, flat: list[dict[str, Any]], extras: dict[str, Any]) -> None:
-        """File sources read by path have no catalog table: ask the JVM relation for its paths."""
-        if not any(_short(n["class"]) == "LogicalRelation" and not n.get("catalogTable") for n in _all_nodes(flat)):
+        """Sources read by path have no catalog table: ask the JVM relation for its paths."""
+        def by_path(n: dict[str, Any]) -> bool:
+            cls = _short(n["class"])
+            return (cls == "LogicalRelation" and not n.get("catalogTable")) or cls == "StreamingRelation"
+
+        if not any(by_path(n) for n in _all_nodes(flat)):
             return
         for node in _jvm_nodes(plan):
-            if simple_name(node) != "LogicalRelation" or node.catalogTable().isDefined():
+            name = simple_name(node)
+            if name == "LogicalRelation" and not node.catalogTable().isDefined():
+                relation = node.relation()
+                if simple_name(relation) != "HadoopFsRelation":
+                    continue
+                roots = relation.location().rootPaths()
+                paths = [roots.apply(i).toString() for i in range(roots.size())]
+                fmt = relation.fileFormat().toString()
+            elif name == "StreamingRelation":
+                source = node.dataSource()
+                seq = source.paths()
+                paths = [seq.apply(i) for i in range(seq.size())]
+                option = source.options().get("path")
+                if not paths and option.isDefined():
+                    paths = [option.get()]
+                fmt = source.className()
+            else:
                 continue
-            relation = node.relation()
-            if simple_name(relation) != "HadoopFsRelation":
-                continue
-            roots = relation.location().rootPaths()
-            paths = [roots.apply(i).toString() for i in range(roots.size())]
             first = node.output().apply(0).exprId().id()
-            fmt = relation.fileFormat().toString()
             extras["relations"][str(first)] = {"paths": paths, "format": fmt}
 
     def _write_details(self, plan: Any) -> dict[str, Any] | None:

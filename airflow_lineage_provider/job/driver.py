@@ -18,7 +18,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file by spark-submit
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from airflow_lineage_provider.job.capture import PlanCapture, simple_name  # noqa: E402
+from airflow_lineage_provider.job.capture import PlanCapture, is_write, simple_name  # noqa: E402
 from airflow_lineage_provider.job.dump import SCRIPT, DumpWriter  # noqa: E402
 from airflow_lineage_provider.job.statements import Statement, split_statements  # noqa: E402
 
@@ -150,6 +150,10 @@ class Driver:
             if self.dry_run and kind in WRITE_STATEMENTS:
                 self._analyze_only(stmt, parsed)
                 return "write"
+            if self.dry_run and is_command:
+                analyzed = self._analyzed(parsed)
+                if is_write(analyzed):  # CREATE VIEW: record it, then create it for real
+                    self._emit(stmt, self.capture.describe(analyzed))
             df = self.spark.sql(stmt.sql)
             if is_command:
                 for rec in self.capture.flush():
@@ -171,11 +175,7 @@ class Driver:
 
     def _analyze_only(self, stmt: Statement, parsed: Any) -> None:
         """Analyze a write without executing it; a CTAS still creates its (empty) table."""
-        jss = self.spark._jsparkSession
-        state = jss.sessionState()
-        module = getattr(self.spark._jvm.org.apache.spark.sql.execution, "CommandExecutionMode$")
-        mode = getattr(module, "MODULE$").SKIP()
-        analyzed = state.executePlan(parsed, mode).analyzed()
+        analyzed = self._analyzed(parsed)
         self._emit(stmt, self.capture.describe(analyzed))
         if simple_name(analyzed) in ("CreateDataSourceTableAsSelectCommand", "CreateHiveTableAsSelectCommand"):
             from pyspark.sql.types import StructType
@@ -187,6 +187,12 @@ class Driver:
             name = ident.unquotedString()
             if not self.spark.catalog.tableExists(name):
                 self.spark.catalog.createTable(name, schema=schema, source="parquet")
+
+    def _analyzed(self, parsed: Any) -> Any:
+        """Analyze a parsed plan without executing it (CommandExecutionMode.SKIP)."""
+        state = self.spark._jsparkSession.sessionState()
+        module = getattr(self.spark._jvm.org.apache.spark.sql.execution, "CommandExecutionMode$")
+        return state.executePlan(parsed, getattr(module, "MODULE$").SKIP()).analyzed()
 
     def _emit(self, stmt: Statement, record: dict[str, Any]) -> None:
         record.update(index=stmt.index, sql=stmt.sql, line=stmt.line)

@@ -19,6 +19,9 @@ from airflow_lineage_provider.lineage.tree import Tree, scala_seq
 MASKING = frozenset({"Md5", "Sha1", "Sha2", "Crc32", "Murmur3Hash", "XxHash64", "Mask", "Count", "HyperLogLogPlusPlus"})
 AGGREGATE_WRAPPER = "AggregateExpression"
 SUBQUERY_EXPRESSIONS = frozenset({"ScalarSubquery", "Exists", "ListQuery", "InSubquery", "LateralSubquery"})
+# Window functions whose value comes from the row's position alone: their children are the
+# window's order keys, which are indirect (WINDOW) inputs, not values.
+RANKING = frozenset({"Rank", "DenseRank", "PercentRank", "CumeDist", "RowNumber", "NTile"})
 
 _INFIX = {
     "Add": "+", "Subtract": "-", "Multiply": "*", "Divide": "/", "IntegralDivide": "div",
@@ -94,21 +97,33 @@ def references(node: Tree) -> list[Reference]:
 def _collect(node: Tree, out: list[Reference], identity: bool, agg: bool, masking: bool, conditional: bool) -> None:
     cls = node.cls
     if cls in ("AttributeReference", "OuterReference"):
-        target = node.children[0] if cls == "OuterReference" and node.children else node
-        eid = expr_id(target)
+        target = _outer_target(node) if cls == "OuterReference" else node
+        eid = expr_id(target) if target is not None else None
         if eid is not None:
             subtype = AGGREGATION if agg else (IDENTITY if identity else TRANSFORMATION)
             out.append(Reference(eid, str(target.fields.get("name")), subtype, masking, conditional))
         return
+    if (cls in SUBQUERY_EXPRESSIONS and cls != "InSubquery") or cls in RANKING:
+        return  # a subquery's children are its outer references: the plan resolver handles both
     if cls == AGGREGATE_WRAPPER:
         agg = True
     if cls in MASKING:
         masking = True
     kids = node.children
+    if cls == "WindowExpression":
+        if kids:  # the window spec's keys are indirect inputs of the Window node
+            _collect(kids[0], out, identity, agg, masking, conditional)
+        return
     if cls == "CaseWhen":
         branches = len(kids) // 2
         for i, kid in enumerate(kids):
             _collect(kid, out, identity, agg, masking, conditional or (i < 2 * branches and i % 2 == 0))
+        return
+    if cls == "PivotFirst" and kids:
+        # The pivot column only decides which output column a value lands in.
+        _collect(kids[0], out, identity, agg, masking, True)
+        for kid in kids[1:]:
+            _collect(kid, out, identity, agg, masking, conditional)
         return
     if cls == "If" and len(kids) == 3:
         _collect(kids[0], out, identity, agg, masking, True)
@@ -124,9 +139,19 @@ def _collect(node: Tree, out: list[Reference], identity: bool, agg: bool, maskin
         _collect(kid, out, identity, agg, masking, conditional)
 
 
+def _outer_target(node: Tree) -> Tree | None:
+    """The attribute an ``OuterReference`` points at (held in its field ``e``)."""
+    return node.expr("e") or (node.children[0] if node.children else None)
+
+
 def subqueries(node: Tree) -> list[Tree]:
     """Subquery expressions inside ``node``; their plans live in a field, not as children."""
     return [n for n in node.walk() if n.cls in SUBQUERY_EXPRESSIONS]
+
+
+def is_generated(name: str) -> bool:
+    """Names Spark makes up for its own attributes (pivot, auto subquery aliases)."""
+    return name.startswith("__") or "__auto_generated_subquery_name" in name
 
 
 def render(node: Tree) -> str:
@@ -137,11 +162,12 @@ def render(node: Tree) -> str:
     if cls == "Alias":
         return render(kids[0]) if kids else str(f.get("name"))
     if cls == "AttributeReference":
-        qualifier = scala_seq(f.get("qualifier"))
+        qualifier = [q for q in scala_seq(f.get("qualifier")) if not is_generated(q)]
         name = _ident(str(f.get("name")))
         return f"{_ident(qualifier[-1])}.{name}" if qualifier else name
     if cls == "OuterReference":
-        return render(kids[0]) if kids else "outer"
+        target = _outer_target(node)
+        return render(target) if target is not None else "outer"
     if cls == "Literal":
         return _literal(f.get("value"), f.get("dataType"))
     if cls in _INFIX and len(kids) == 2:
@@ -154,6 +180,8 @@ def render(node: Tree) -> str:
         return f"({render(kids[0])} IS NULL)"
     if cls == "IsNotNull" and kids:
         return f"({render(kids[0])} IS NOT NULL)"
+    if cls in ("Cast", "AnsiCast", "UpCast") and kids and kids[0].cls == "Literal":
+        return render(kids[0])  # Spark's implicit cast of a literal: not what the user wrote
     if cls in ("Cast", "AnsiCast", "UpCast", "TryCast") and kids:
         word = "try_cast" if cls == "TryCast" or f.get("evalMode") == "TRY" else "CAST"
         return f"{word}({render(kids[0])} AS {_type_sql(f.get('dataType'))})"
@@ -187,10 +215,11 @@ def render(node: Tree) -> str:
         direction = (f.get("direction") or {}).get("object", "")
         return render(kids[0]) + (" DESC" if "Descending" in str(direction) else "")
     if cls in SUBQUERY_EXPRESSIONS:
-        word = {"Exists": "EXISTS", "ScalarSubquery": "", "ListQuery": "", "InSubquery": "IN"}.get(cls, "")
         if cls == "InSubquery" and kids:
             return f"({render(kids[0])} IN (subquery))"
-        return f"{word}(subquery)".strip()
+        if cls == "ScalarSubquery":
+            return f"(SELECT {_subquery_select(node)} ...)"
+        return "EXISTS (subquery)" if cls == "Exists" else "(subquery)"
     if cls in ("Count",) and not kids:
         return "count(*)"
     if cls == "Count" and len(kids) == 1 and kids[0].cls == "Literal" and kids[0].fields.get("value") == "1":
@@ -198,17 +227,27 @@ def render(node: Tree) -> str:
     return f"{_function_name(cls)}({', '.join(render(k) for k in kids)})"
 
 
+def _subquery_select(node: Tree) -> str:
+    plan = node.plan("plan")
+    while plan is not None:
+        for name in ("projectList", "aggregateExpressions"):
+            items = plan.exprs(name) if name in plan.fields else []
+            if items:
+                return render(items[0])
+        plan = plan.children[0] if plan.children else None
+    return "..."
+
+
 def _window_spec(node: Tree) -> str:
+    """``PARTITION BY .. ORDER BY ..``: the spec's fields hold indexes of its children."""
     kids = node.children
-    partition = node.exprs("partitionSpec")
-    order = node.exprs("orderSpec")
+    partition = [kids[i] for i in node.fields.get("partitionSpec") or [] if isinstance(i, int) and i < len(kids)]
+    order = [kids[i] for i in node.fields.get("orderSpec") or [] if isinstance(i, int) and i < len(kids)]
     parts = []
     if partition:
         parts.append("PARTITION BY " + ", ".join(render(p) for p in partition))
     if order:
         parts.append("ORDER BY " + ", ".join(render(o) for o in order))
-    if not parts and kids:
-        return " ".join(render(k) for k in kids if k.cls != "SpecifiedWindowFrame")
     return " ".join(parts)
 
 

@@ -26,17 +26,19 @@ from airflow_lineage_provider.lineage.model import (
     SORT,
     WINDOW,
     CONDITIONAL,
+    TRANSFORMATION,
     ColumnInput,
     Dataset,
     StatementLineage,
     stronger,
 )
-from airflow_lineage_provider.lineage.tree import Tree, decode
+from airflow_lineage_provider.lineage.tree import Tree, decode, scala_seq
 
 UNKNOWN_NODE_CONFIDENCE = 0.5
 
 # Nodes whose output is their only child's output, row for row or a subset of rows.
 PASS_THROUGH = frozenset({
+    "CTERelationDef",
     "SubqueryAlias", "View", "GlobalLimit", "LocalLimit", "Limit", "Offset", "Tail", "Distinct",
     "Deduplicate", "DeduplicateWithinWatermark", "Repartition", "RepartitionByExpression",
     "RebalancePartitions", "Sample", "ResolvedHint", "EventTimeWatermark", "Subquery",
@@ -89,7 +91,16 @@ class PlanResolver:
             "Join": self._join,
             "Union": self._union,
             "Generate": self._generate,
+            "Expand": self._expand,
+            "Intersect": self._set_operation,
+            "Except": self._set_operation,
+            "LateralJoin": self._lateral_join,
+            "WithCTE": self._with_cte,
+            "CTERelationRef": self._cte_ref,
         }
+        self._cte_defs: dict[int, Tree] | None = None
+        self._leaf_origins: dict[int, Origin] | None = None
+        self.root: Tree | None = None
 
     # -- output columns of a node -------------------------------------------------
 
@@ -116,6 +127,13 @@ class PlanResolver:
         if cls == "Generate":
             base = self.output(node.children[0]) if node.children else []
             return base + _named(node.exprs("generatorOutput"))
+        if cls in ("Intersect", "Except"):
+            return self.output(node.children[0])
+        if cls == "WithCTE":
+            return self.output(node.children[-1])
+        if cls == "LateralJoin":
+            right = _lateral_plan(node)
+            return self.output(node.children[0]) + (self.output(right) if right is not None else [])
         if cls == "HiveTableRelation":
             return _named(node.exprs("dataCols")) + _named(node.exprs("partitionCols"))
         if "output" in node.fields:
@@ -154,17 +172,42 @@ class PlanResolver:
         for ref in ex.references(expression):
             if ref.conditional:
                 continue
-            for child in self._owners(children, ref.expr_id):
-                for o in self.resolve(child, ref.expr_id):
-                    subtype = stronger(ref.subtype, o.subtype)
-                    expr = o.expression if (ref.subtype == IDENTITY and o.expression) else text
-                    out.add(Origin(o.table, o.field, subtype, expr, o.masking or ref.masking))
-        self._note_subqueries(expression)
+            for o in self._resolve_ref(children, ref.expr_id):
+                subtype = stronger(ref.subtype, o.subtype)
+                keep_inner = o.expression and (ref.subtype == IDENTITY or ex.is_generated(ref.name))
+                out.add(Origin(o.table, o.field, subtype, o.expression if keep_inner else text,
+                               o.masking or ref.masking))
+        for sub in ex.subqueries(expression):
+            plan = sub.plan("plan")
+            if plan is None:
+                continue
+            if sub.cls == "ScalarSubquery":
+                for eid, _ in self.output(plan)[:1]:
+                    for o in self.resolve(plan, eid):
+                        out.add(Origin(o.table, o.field, stronger(TRANSFORMATION, o.subtype), text, o.masking))
+            self._subquery_indirect(sub, plan)
         return frozenset(out)
 
+    def _resolve_ref(self, children: tuple[Tree, ...], eid: int) -> frozenset[Origin]:
+        """An attribute read from the children, or, for an outer reference, straight from its relation."""
+        owners = self._owners(children, eid)
+        if owners:
+            return self.resolve(owners[0], eid)
+        origin = self._leaf_origin(eid)
+        return frozenset({origin}) if origin else frozenset()
+
+    def _leaf_origin(self, eid: int) -> Origin | None:
+        if self._leaf_origins is None:
+            self._leaf_origins = {}
+            for leaf in self.root.deep_walk() if self.root is not None else ():
+                if leaf.cls in RELATIONS:
+                    dataset = self._relation_dataset(leaf)
+                    for e, name in self.output(leaf):
+                        self._leaf_origins[e] = Origin(dataset.label, name, IDENTITY, "", False)
+        return self._leaf_origins.get(eid)
+
     def _owners(self, children: tuple[Tree, ...], eid: int) -> list[Tree]:
-        owners = [c for c in children if any(e == eid for e, _ in self.output(c))]
-        return owners
+        return [c for c in children if any(e == eid for e, _ in self.output(c))]
 
     def _named_lookup(self, node: Tree, exprs: list[Tree], eid: int) -> frozenset[Origin]:
         for e in exprs:
@@ -211,6 +254,46 @@ class PlanResolver:
                 out |= self.resolve(child, cols[position][0])
         return frozenset(out)
 
+    def _expand(self, node: Tree, eid: int) -> frozenset[Origin]:
+        """GROUPING SETS / ROLLUP / CUBE / UNPIVOT: one projection per output row kind."""
+        position = next((i for i, (e, _) in enumerate(self.output(node)) if e == eid), None)
+        if position is None:
+            return frozenset()
+        out: set[Origin] = set()
+        for row in node.expr_rows("projections"):
+            if position < len(row):
+                out |= self._from_expression(node, row[position], node.children)
+        return frozenset(out)
+
+    def _set_operation(self, node: Tree, eid: int) -> frozenset[Origin]:
+        """INTERSECT / EXCEPT: values come from the left; the right only filters (indirect)."""
+        return self.resolve(node.children[0], eid)
+
+    def _lateral_join(self, node: Tree, eid: int) -> frozenset[Origin]:
+        if any(e == eid for e, _ in self.output(node.children[0])):
+            return self.resolve(node.children[0], eid)
+        right = _lateral_plan(node)
+        return self.resolve(right, eid) if right is not None else frozenset()
+
+    def _with_cte(self, node: Tree, eid: int) -> frozenset[Origin]:
+        return self.resolve(node.children[-1], eid)
+
+    def _cte_ref(self, node: Tree, eid: int) -> frozenset[Origin]:
+        """A CTE reference maps by position to its definition's output."""
+        if self._cte_defs is None:
+            self._cte_defs = {
+                int(n.fields["id"]): n for n in self.root.deep_walk() if n.cls == "CTERelationDef" and "id" in n.fields
+            } if self.root is not None else {}
+        definition = self._cte_defs.get(int(node.fields.get("cteId", -1)))
+        if definition is None or not definition.children:
+            self._warn(f"CTE reference {node.fields.get('cteId')} has no definition in the plan")
+            return frozenset()
+        position = next((i for i, (e, _) in enumerate(self.output(node)) if e == eid), None)
+        source = self.output(definition.children[0])
+        if position is None or position >= len(source):
+            return frozenset()
+        return self.resolve(definition.children[0], source[position][0])
+
     def _relation(self, node: Tree, eid: int) -> frozenset[Origin]:
         dataset = self._relation_dataset(node)
         for e, name in self.output(node):
@@ -227,7 +310,7 @@ class PlanResolver:
         if table is None:
             table = paths.get("table")
         location = self.extras.get("tables", {}).get(table) if table else None
-        location = location or (paths.get("paths") or [None])[0]
+        location = location or (paths.get("paths") or [None])[0] or _source_path(node)
         dataset = naming.from_location(location, table=table)
         self.inputs.setdefault(dataset.label, dataset)
         return dataset
@@ -258,7 +341,9 @@ class PlanResolver:
         if cls == "Filter":
             self._indirect_from(node.expr("condition"), node.children, FILTER)
         elif cls == "Join":
-            self._indirect_from(node.expr("condition"), node.children, JOIN)
+            # A semi or anti join keeps or drops rows: its condition filters.
+            kind = FILTER if _join_type(node) in ("LeftSemi", "LeftAnti", "ExistenceJoin") else JOIN
+            self._indirect_from(node.expr("condition"), node.children, kind)
         elif cls == "Aggregate":
             for g in node.exprs("groupingExpressions"):
                 self._indirect_from(g, node.children, GROUP_BY)
@@ -268,6 +353,13 @@ class PlanResolver:
         elif cls == "Window":
             for p in node.exprs("partitionSpec") + node.exprs("orderSpec"):
                 self._indirect_from(p, node.children, WINDOW)
+        elif cls in ("Intersect", "Except") and len(node.children) > 1:
+            right = node.children[1]
+            for e, _ in self.output(right):
+                for o in self.resolve(right, e):
+                    self.indirect.add(ColumnInput(o.table, o.field, INDIRECT, FILTER, "", o.masking))
+        elif cls == "LateralJoin":
+            self._indirect_from(node.expr("condition"), node.children + _opt(_lateral_plan(node)), JOIN)
         for name in ("projectList", "aggregateExpressions", "windowExpressions"):
             for e in node.exprs(name) if name in node.fields else ():
                 self._indirect_conditions(e, node.children)
@@ -276,30 +368,30 @@ class PlanResolver:
         if expression is None:
             return
         for ref in ex.references(expression):
-            for child in self._owners(children, ref.expr_id):
-                for o in self.resolve(child, ref.expr_id):
-                    self.indirect.add(ColumnInput(o.table, o.field, INDIRECT, subtype, "", o.masking))
-        self._note_subqueries(expression)
+            for o in self._resolve_ref(children, ref.expr_id):
+                self.indirect.add(ColumnInput(o.table, o.field, INDIRECT, subtype, "", o.masking))
+        for sub in ex.subqueries(expression):
+            plan = sub.plan("plan")
+            if plan is not None:
+                for e, _ in self.output(plan):
+                    for o in self.resolve(plan, e):
+                        self.indirect.add(ColumnInput(o.table, o.field, INDIRECT, subtype, "", o.masking))
+                self._subquery_indirect(sub, plan)
+
+    def _subquery_indirect(self, sub: Tree, plan: Tree) -> None:
+        """A subquery's own conditions and its correlation (outer references) filter the result."""
+        for node in plan.walk():
+            self._note_indirect(node)
+        for ref in ex.references(_outer_refs(sub)) if sub.children else ():
+            origin = self._leaf_origin(ref.expr_id)
+            if origin:
+                self.indirect.add(ColumnInput(origin.table, origin.field, INDIRECT, FILTER, "", origin.masking))
 
     def _indirect_conditions(self, expression: Tree, children: tuple[Tree, ...]) -> None:
         for ref in ex.references(expression):
-            if not ref.conditional:
-                continue
-            for child in self._owners(children, ref.expr_id):
-                for o in self.resolve(child, ref.expr_id):
+            if ref.conditional:
+                for o in self._resolve_ref(children, ref.expr_id):
                     self.indirect.add(ColumnInput(o.table, o.field, INDIRECT, CONDITIONAL, "", o.masking))
-
-    def _note_subqueries(self, expression: Tree) -> None:
-        for sub in ex.subqueries(expression):
-            plan = sub.plan("plan")
-            if plan is None:
-                continue
-            # The subquery's rows decide the result without flowing into it column by column
-            # (EXISTS, IN); a scalar subquery's value does, but the resolver keeps it indirect
-            # until subquery outputs are mapped (see the plan-extractor issue).
-            for e, _ in self.output(plan):
-                for o in self.resolve(plan, e):
-                    self.indirect.add(ColumnInput(o.table, o.field, INDIRECT, FILTER, "", o.masking))
 
 
 def _named(exprs: list[Tree]) -> list[tuple[int, str]]:
@@ -309,6 +401,28 @@ def _named(exprs: list[Tree]) -> list[tuple[int, str]]:
         if eid is not None:
             out.append((eid, str(e.fields.get("name"))))
     return out
+
+
+def _opt(node: Tree | None) -> tuple[Tree, ...]:
+    return (node,) if node is not None else ()
+
+
+def _lateral_plan(node: Tree) -> Tree | None:
+    right = node.expr("right")
+    return right.plan("plan") if right is not None else None
+
+
+def _outer_refs(sub: Tree) -> Tree:
+    """The outer references of a subquery expression, as one tree to read references from."""
+    return Tree("OuterRefs", {}, sub.children)
+
+
+def _source_path(node: Tree) -> str | None:
+    """A streaming file source names its path in ``sourceName``: ``FileSource[/data/in]``."""
+    name = node.fields.get("sourceName")
+    if isinstance(name, str) and name.startswith("FileSource[") and name.endswith("]"):
+        return name[len("FileSource["):-1].split(",")[0].strip() or None
+    return None
 
 
 def _join_type(node: Tree) -> str:
@@ -350,6 +464,15 @@ def find_write(root: Tree, extras: dict[str, Any]) -> Write | None:
         if query is None:
             return None
         return Write(naming.from_location(location, table=None, mode=mode or "overwrite"), query, None)
+    if cls == "CreateViewCommand":
+        view_type = str((root.get("viewType") or {}).get("object", ""))
+        query = root.plan("plan")
+        if query is None or "Temp" in view_type:
+            return None  # a temporary view is not a dataset: lineage flows through it
+        table = naming.table_name(root.get("name"))
+        columns = tuple(c.split(",")[0].strip("( ") for c in scala_seq(root.get("userSpecifiedColumns"))) or None
+        return Write(naming.from_location(None, table=table, mode="overwrite" if root.get("replace") else "create"),
+                     query, columns)
     if cls in ("SaveIntoDataSourceCommand",):
         query = root.plan("query") or (root.children[0] if root.children else None)
         if query is None:
@@ -363,9 +486,12 @@ def extract(record: dict[str, Any]) -> StatementLineage:
     extras = record.get("extras") or {}
     root = decode(record["plan"])
     resolver = PlanResolver(extras)
+    resolver.root = root
     write = find_write(root, extras)
     query = write.query if write else root
-    if write is None and root.cls.endswith("Command"):
+    if write is None and root.cls == "CreateViewCommand":
+        query = root.plan("plan") or root
+    elif write is None and root.cls.endswith("Command"):
         resolver._warn(f"unknown write command {root.cls}: columns resolved from its plan as a query")
     names = write.columns if write and write.columns else None
     outputs = resolver.output(query)
@@ -377,6 +503,10 @@ def extract(record: dict[str, Any]) -> StatementLineage:
             ColumnInput(o.table, o.field, DIRECT, o.subtype, o.expression or o.field, o.masking) for o in origins
         ))
         columns.append((target_name, inputs))
+    # A static partition's value is a literal of the statement: a column with no source.
+    for name in (extras.get("write") or {}).get("static_partitions") or {}:
+        if name not in {c for c, _ in columns}:
+            columns.append((name, ()))
     # Inputs read only by conditions or relations with no column reached still count.
     for node in query.walk():
         if node.cls in RELATIONS:

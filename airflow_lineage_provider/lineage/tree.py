@@ -14,12 +14,14 @@ from typing import Any
 class Tree:
     """One decoded node: its class's simple name, raw fields and children."""
 
-    __slots__ = ("cls", "fields", "children", "_cache")
+    __slots__ = ("cls", "fields", "children", "is_expression", "_cache")
 
-    def __init__(self, cls: str, fields: dict[str, Any], children: tuple[Tree, ...]) -> None:
+    def __init__(self, cls: str, fields: dict[str, Any], children: tuple[Tree, ...],
+                 is_expression: bool = False) -> None:
         self.cls = cls
         self.fields = fields
         self.children = children
+        self.is_expression = is_expression
         self._cache: dict[str, Any] = {}
 
     def __repr__(self) -> str:
@@ -62,6 +64,30 @@ class Tree:
         """A plan kept in a field rather than as a child (CTAS ``query``, subquery ``plan``)."""
         return self.expr(name)
 
+    def field_plans(self):
+        """Plans held in fields rather than as children: a command's query, a subquery's plan."""
+        for name, raw in self.fields.items():
+            if not isinstance(raw, list) or not raw:
+                continue
+            trees = self.exprs(name) if isinstance(raw[0], list) else [t for t in (self.expr(name),) if t]
+            for tree in trees:
+                if not tree.is_expression:
+                    yield tree
+                    continue
+                for sub in tree.walk():
+                    plan = sub.plan("plan") if "plan" in sub.fields else None
+                    if plan is not None:
+                        yield plan
+
+    def deep_walk(self):
+        """Every plan node below this one, including those of plans held in fields."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
+            stack.extend(node.field_plans())
+
     def walk(self):
         """Pre-order iteration over this node and its descendants."""
         stack = [self]
@@ -85,9 +111,10 @@ def decode(flat: list[dict[str, Any]]) -> Tree:
         pos += 1
         count = raw.get("num-children", 0)
         children = tuple(build() for _ in range(count))
-        cls = raw["class"].rsplit(".", 1)[-1].rstrip("$")
+        qualified = raw["class"]
+        cls = qualified.rsplit(".", 1)[-1].rstrip("$")
         fields = {k: v for k, v in raw.items() if k not in ("class", "num-children")}
-        return Tree(cls, fields, children)
+        return Tree(cls, fields, children, ".expressions." in qualified)
 
     return build()
 

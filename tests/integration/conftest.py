@@ -1,0 +1,45 @@
+"""One in-process SparkSession for the whole test run (Hive catalog in the session's temp home)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from airflow_lineage_provider import local_spark
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from pyspark.sql import SparkSession
+
+    for key, value in local_spark.local_env().items():
+        os.environ.setdefault(key, value)
+    state = os.path.join(os.environ["AIRFLOW_HOME"], "spark_inprocess")
+    builder = SparkSession.builder.master("local[2]").appName("airflow-lineage-tests")
+    for key, value in local_spark.local_conf(state).items():
+        builder = builder.config(key, value)
+    session = builder.enableHiveSupport().getOrCreate()
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def analyze(spark):
+    """Lineage of one statement, analyzed (never executed) in the shared session."""
+    from airflow_lineage_provider.job.capture import PlanCapture
+    from airflow_lineage_provider.lineage import plan
+
+    capture = PlanCapture(spark)
+    jss = spark._jsparkSession
+    state = jss.sessionState()
+    module = getattr(spark._jvm.org.apache.spark.sql.execution, "CommandExecutionMode$")
+    skip = getattr(module, "MODULE$").SKIP()
+
+    def run(sql: str, index: int = 0):
+        analyzed = state.executePlan(state.sqlParser().parsePlan(sql), skip).analyzed()
+        record = capture.describe(analyzed)
+        record.update(index=index, sql=sql)
+        return plan.extract(record)
+
+    return run

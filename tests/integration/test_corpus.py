@@ -1,0 +1,136 @@
+"""The plan extractor over the corpus, on real Spark (one shared session, analysis only)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from airflow_lineage_provider.lineage.model import StatementLineage
+from tests.conftest import DATA
+from tests.integration.corpus import CASES, Case
+
+pytestmark = pytest.mark.spark
+
+LETTER = {"IDENTITY": "I", "TRANSFORMATION": "T", "AGGREGATION": "A"}
+
+
+@pytest.fixture(scope="module")
+def corpus(spark):
+    spark.udf.register("py_upper", lambda s: s.upper() if s else s)
+    for stmt in (DATA / "corpus_schema.sql").read_text().split(";\n"):
+        if stmt.strip():
+            spark.sql(stmt)
+    return spark
+
+
+def short(table: str) -> str:
+    return table.rsplit(".", 1)[-1].rsplit("/", 1)[-1]
+
+
+def direct(st: StatementLineage) -> dict[str, set[str]]:
+    return {
+        col: {f"{short(i.table)}.{i.field}:{LETTER[i.subtype]}{'!' if i.masking else ''}" for i in inputs}
+        for col, inputs in st.columns
+    }
+
+
+def indirect(st: StatementLineage) -> set[str]:
+    return {f"{short(i.table)}.{i.field}:{i.subtype}" for i in st.indirect}
+
+
+def test_corpus_is_large_and_names_are_unique():
+    assert len(CASES) >= 80
+    assert len({c.name for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_case(corpus, analyze, case: Case):
+    st = analyze(case.sql)
+    assert direct(st) == case.columns
+    assert list(dict(st.columns)) == list(case.columns), "columns in the target's order"
+    assert indirect(st) == case.indirect
+    assert st.warnings == () and st.confidence == 1.0
+    if case.target == "path":
+        assert st.target is not None and st.target.table is None and st.target.namespace == "file"
+    elif case.target:
+        assert st.target is not None and st.target.table == f"spark_catalog.corpus.{case.target}"
+    else:
+        assert st.target is None
+
+
+def test_self_join_keeps_two_distinct_paths(corpus, analyze):
+    st = analyze("SELECT a.name, b.name AS boss FROM emp a JOIN emp b ON a.mgr_id = b.id")
+    cols = st.column_map
+    assert [i.expression for i in cols["name"]] == ["a.name"]
+    assert [i.expression for i in cols["boss"]] == ["b.name"]
+
+
+def test_expressions_are_written_in_sql_terms(corpus, analyze):
+    st = analyze("SELECT concat(e.name, d.dname) AS x, CASE WHEN e.age > 30 THEN 'old' END AS y "
+                 "FROM emp e JOIN dept d ON e.dept = d.dept")
+    cols = st.column_map
+    assert {i.expression for i in cols["x"]} == {"concat(e.name, d.dname)"}
+    assert "#" not in json.dumps(st.to_dict())
+
+
+def test_dataframe_only_nodes_pass_lineage_through(corpus, spark):
+    """Deduplicate and unionByName come from the DataFrame API.
+
+    A batch plan's watermark is removed by Spark's analyzer; streaming plans keep it.
+    """
+    from pyspark.sql import functions as F
+
+    from airflow_lineage_provider.job.capture import PlanCapture
+    from airflow_lineage_provider.lineage import plan
+
+    emp = spark.table("corpus.emp")
+    dept = spark.table("corpus.dept")
+    df = (emp.withWatermark("ts", "1 hour").dropDuplicates(["id"])
+          .select(F.col("name").alias("n"), "dept")
+          .unionByName(dept.select(F.col("dname").alias("n"), "dept")))
+    record = PlanCapture(spark).describe(df._jdf.queryExecution().analyzed())
+    record.update(index=0, sql="")
+    st = plan.extract(record)
+    assert direct(st) == {"n": {"emp.name:I", "dept.dname:I"}, "dept": {"emp.dept:I", "dept.dept:I"}}
+    assert st.warnings == ()
+    classes = {n["class"].rsplit(".", 1)[-1] for n in record["plan"]}
+    assert {"Deduplicate", "Union"} <= classes
+
+
+def test_unknown_node_warns_and_lowers_confidence(corpus, analyze, monkeypatch):
+    from airflow_lineage_provider.lineage import plan
+
+    monkeypatch.setattr(plan, "PASS_THROUGH", plan.PASS_THROUGH - {"Sample"})
+    st = analyze("SELECT name FROM emp TABLESAMPLE (50 PERCENT)")
+    assert direct(st) == {"name": {"emp.name:I"}}
+    assert st.confidence < 1.0
+    assert any("Sample" in w for w in st.warnings)
+
+
+def test_path_read_is_named_by_its_path(corpus, spark, analyze, tmp_path):
+    path = str(tmp_path / "people")
+    spark.range(3).selectExpr("id", "cast(id AS string) AS label").write.parquet(path)
+    st = analyze(f"SELECT label FROM parquet.`{path}`")
+    [source] = st.column_map["label"]
+    assert source.table == path and source.field == "label" and source.subtype == "IDENTITY"
+    assert [(d.namespace, d.name) for d in st.inputs] == [("file", path)]
+
+
+def test_streaming_watermark_passes_lineage_through(corpus, spark, tmp_path):
+    from pyspark.sql import functions as F
+
+    from airflow_lineage_provider.job.capture import PlanCapture
+    from airflow_lineage_provider.lineage import plan
+
+    path = str(tmp_path / "events")
+    spark.range(2).selectExpr("id", "current_timestamp() AS ts", "'x' AS kind").write.parquet(path)
+    stream = spark.readStream.schema("id BIGINT, ts TIMESTAMP, kind STRING").parquet(path)
+    df = stream.withWatermark("ts", "10 minutes").select("ts", F.upper("kind").alias("k"))
+    record = PlanCapture(spark).describe(df._jdf.queryExecution().analyzed())
+    record.update(index=0, sql="")
+    st = plan.extract(record)
+    classes = {n["class"].rsplit(".", 1)[-1] for n in record["plan"]}
+    assert "EventTimeWatermark" in classes
+    assert direct(st) == {"ts": {"events.ts:I"}, "k": {"events.kind:T"}}
+    assert st.warnings == ()
