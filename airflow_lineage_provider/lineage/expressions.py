@@ -87,11 +87,13 @@ def _widens(child: Tree, target: object) -> bool:
 
 
 def references(node: Tree) -> list[Reference]:
-    """Every attribute the expression reads, in order of appearance."""
-    identity = is_identity(node)
-    out: list[Reference] = []
-    _collect(node, out, identity, agg=False, masking=False, conditional=False)
-    return out
+    """Every attribute the expression reads, in order of appearance (computed once per node)."""
+    cached = node._cache.get("refs")
+    if cached is None:
+        cached = []
+        _collect(node, cached, is_identity(node), agg=False, masking=False, conditional=False)
+        node._cache["refs"] = cached
+    return cached
 
 
 def _collect(node: Tree, out: list[Reference], identity: bool, agg: bool, masking: bool, conditional: bool) -> None:
@@ -146,7 +148,10 @@ def _outer_target(node: Tree) -> Tree | None:
 
 def subqueries(node: Tree) -> list[Tree]:
     """Subquery expressions inside ``node``; their plans live in a field, not as children."""
-    return [n for n in node.walk() if n.cls in SUBQUERY_EXPRESSIONS]
+    cached = node._cache.get("subqueries")
+    if cached is None:
+        cached = node._cache["subqueries"] = [n for n in node.walk() if n.cls in SUBQUERY_EXPRESSIONS]
+    return cached
 
 
 def is_generated(name: str) -> bool:

@@ -83,6 +83,8 @@ class PlanResolver:
         self.inputs: dict[str, Dataset] = {}
         self._memo: dict[tuple[int, int], frozenset[Origin]] = {}
         self._outputs: dict[int, list[tuple[int, str]]] = {}
+        self._positions: dict[int, dict[int, int]] = {}
+        self._definitions: dict[tuple[int, str], dict[int, Tree]] = {}
         self._seen_indirect: set[int] = set()
         self._handlers: dict[str, Callable[[Tree, int], frozenset[Origin]]] = {
             "Project": self._project,
@@ -110,6 +112,28 @@ class PlanResolver:
         if key not in self._outputs:
             self._outputs[key] = self._compute_output(node)
         return self._outputs[key]
+
+    def position(self, node: Tree, eid: int) -> int | None:
+        """Where ``eid`` stands in the node's output (indexed once per node: wide plans stay linear)."""
+        key = id(node)
+        index = self._positions.get(key)
+        if index is None:
+            index = self._positions[key] = {}
+            for i, (e, _) in enumerate(self.output(node)):
+                index.setdefault(e, i)
+        return index.get(eid)
+
+    def _definition(self, node: Tree, field_name: str, eid: int) -> Tree | None:
+        """The named expression of ``field_name`` that defines ``eid``."""
+        key = (id(node), field_name)
+        index = self._definitions.get(key)
+        if index is None:
+            index = self._definitions[key] = {}
+            for e in node.exprs(field_name):
+                d = ex.expr_id(e)
+                if d is not None:
+                    index.setdefault(d, e)
+        return index.get(eid)
 
     def _compute_output(self, node: Tree) -> list[tuple[int, str]]:
         cls = node.cls
@@ -207,12 +231,12 @@ class PlanResolver:
         return self._leaf_origins.get(eid)
 
     def _owners(self, children: tuple[Tree, ...], eid: int) -> list[Tree]:
-        return [c for c in children if any(e == eid for e, _ in self.output(c))]
+        return [c for c in children if self.position(c, eid) is not None]
 
-    def _named_lookup(self, node: Tree, exprs: list[Tree], eid: int) -> frozenset[Origin]:
-        for e in exprs:
-            if ex.expr_id(e) == eid:
-                return self._from_expression(node, e, node.children)
+    def _named_lookup(self, node: Tree, field_name: str, eid: int) -> frozenset[Origin]:
+        definition = self._definition(node, field_name, eid)
+        if definition is not None:
+            return self._from_expression(node, definition, node.children)
         return self._pass(node, eid)
 
     def _pass(self, node: Tree, eid: int) -> frozenset[Origin]:
@@ -221,16 +245,16 @@ class PlanResolver:
         return frozenset()
 
     def _project(self, node: Tree, eid: int) -> frozenset[Origin]:
-        return self._named_lookup(node, node.exprs("projectList"), eid)
+        return self._named_lookup(node, "projectList", eid)
 
     def _aggregate(self, node: Tree, eid: int) -> frozenset[Origin]:
-        return self._named_lookup(node, node.exprs("aggregateExpressions"), eid)
+        return self._named_lookup(node, "aggregateExpressions", eid)
 
     def _window(self, node: Tree, eid: int) -> frozenset[Origin]:
-        return self._named_lookup(node, node.exprs("windowExpressions"), eid)
+        return self._named_lookup(node, "windowExpressions", eid)
 
     def _generate(self, node: Tree, eid: int) -> frozenset[Origin]:
-        if any(ex.expr_id(a) == eid for a in node.exprs("generatorOutput")):
+        if self._definition(node, "generatorOutput", eid) is not None:
             generator = node.expr("generator")
             if generator is None:
                 return frozenset()
@@ -243,8 +267,7 @@ class PlanResolver:
         return self._pass(node, eid)
 
     def _union(self, node: Tree, eid: int) -> frozenset[Origin]:
-        first = self.output(node.children[0]) if node.children else []
-        position = next((i for i, (e, _) in enumerate(first) if e == eid), None)
+        position = self.position(node.children[0], eid) if node.children else None
         if position is None:
             return frozenset()
         out: set[Origin] = set()
@@ -256,7 +279,7 @@ class PlanResolver:
 
     def _expand(self, node: Tree, eid: int) -> frozenset[Origin]:
         """GROUPING SETS / ROLLUP / CUBE / UNPIVOT: one projection per output row kind."""
-        position = next((i for i, (e, _) in enumerate(self.output(node)) if e == eid), None)
+        position = self.position(node, eid)
         if position is None:
             return frozenset()
         out: set[Origin] = set()
@@ -270,7 +293,7 @@ class PlanResolver:
         return self.resolve(node.children[0], eid)
 
     def _lateral_join(self, node: Tree, eid: int) -> frozenset[Origin]:
-        if any(e == eid for e, _ in self.output(node.children[0])):
+        if self.position(node.children[0], eid) is not None:
             return self.resolve(node.children[0], eid)
         right = _lateral_plan(node)
         return self.resolve(right, eid) if right is not None else frozenset()
@@ -288,18 +311,18 @@ class PlanResolver:
         if definition is None or not definition.children:
             self._warn(f"CTE reference {node.fields.get('cteId')} has no definition in the plan")
             return frozenset()
-        position = next((i for i, (e, _) in enumerate(self.output(node)) if e == eid), None)
+        position = self.position(node, eid)
         source = self.output(definition.children[0])
         if position is None or position >= len(source):
             return frozenset()
         return self.resolve(definition.children[0], source[position][0])
 
     def _relation(self, node: Tree, eid: int) -> frozenset[Origin]:
+        position = self.position(node, eid)
+        if position is None:
+            return frozenset()
         dataset = self._relation_dataset(node)
-        for e, name in self.output(node):
-            if e == eid:
-                return frozenset({Origin(dataset.label, name, IDENTITY, "", False)})
-        return frozenset()
+        return frozenset({Origin(dataset.label, self.output(node)[position][1], IDENTITY, "", False)})
 
     def _relation_dataset(self, node: Tree) -> Dataset:
         meta = node.get("catalogTable") or node.get("tableMeta") or node.get("table")
@@ -318,9 +341,9 @@ class PlanResolver:
     def _unknown(self, node: Tree, eid: int) -> frozenset[Origin]:
         self._warn(f"unknown plan node {node.cls}: lineage passed through on a best-effort basis")
         for f in node.fields:
-            for e in node.exprs(f):
-                if ex.expr_id(e) == eid and e.cls == "Alias":
-                    return self._from_expression(node, e, node.children)
+            e = self._definition(node, f, eid)
+            if e is not None and e.cls == "Alias":
+                return self._from_expression(node, e, node.children)
         found = self._pass(node, eid)
         if not found and not node.children:
             self._warn(f"unknown leaf {node.cls}: no source for its columns")

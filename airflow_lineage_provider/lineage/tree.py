@@ -102,21 +102,26 @@ def _is_flat_tree(raw: Any) -> bool:
 
 
 def decode(flat: list[dict[str, Any]]) -> Tree:
-    """Build the tree of a flat pre-order node list."""
-    pos = 0
+    """Build the tree of a flat pre-order node list, in one pass from the end.
 
-    def build() -> Tree:
-        nonlocal pos
-        raw = flat[pos]
-        pos += 1
+    Walking backwards, a node's children are the subtrees built just before it:
+    the top ``num-children`` entries of the stack, first child on top. No
+    recursion (deep plans), and the raw dict is kept as the node's fields (no copy).
+    """
+    stack: list[Tree] = []
+    for raw in reversed(flat):
         count = raw.get("num-children", 0)
-        children = tuple(build() for _ in range(count))
+        if count:
+            children = tuple(stack[-1:-count - 1:-1])
+            del stack[-count:]
+        else:
+            children = ()
         qualified = raw["class"]
-        cls = qualified.rsplit(".", 1)[-1].rstrip("$")
-        fields = {k: v for k, v in raw.items() if k not in ("class", "num-children")}
-        return Tree(cls, fields, children, ".expressions." in qualified)
-
-    return build()
+        cls = qualified[qualified.rfind(".") + 1:]
+        if cls.endswith("$"):
+            cls = cls[:-1]
+        stack.append(Tree(cls, raw, children, ".expressions." in qualified))
+    return stack[-1]
 
 
 def scala_seq(value: Any) -> list[str]:

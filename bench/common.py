@@ -1,0 +1,52 @@
+"""Shared bench helpers: an in-process Spark with the embedded settings, timing statistics."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def spark_session(master: str = "local[2]") -> Any:
+    from pyspark.sql import SparkSession
+
+    from airflow_lineage_provider import local_spark
+
+    for key, value in local_spark.local_env().items():
+        os.environ.setdefault(key, value)
+    state = tempfile.mkdtemp(prefix="airflow-lineage-bench-")
+    builder = SparkSession.builder.master(master).appName("airflow-lineage-bench")
+    for key, value in local_spark.local_conf(state).items():
+        builder = builder.config(key, value)
+    return builder.enableHiveSupport().getOrCreate()
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def per_item_median(fn: Callable[[Any], Any], items: list[Any], passes: int) -> list[float]:
+    """For each item, the median of ``passes`` timings of ``fn(item)`` (seconds)."""
+    times: list[list[float]] = [[] for _ in items]
+    for _ in range(passes):
+        for i, item in enumerate(items):
+            times[i].append(timed(lambda: fn(item))[0])
+    return [statistics.median(t) for t in times]
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.3f} ms"

@@ -1,0 +1,159 @@
+"""Extraction alone: saved analyzed-plan JSON -> lineage document, over the 103 TPC-DS queries.
+
+Prints median and p95 per query, and the ratio to sqlglot's lineage of all output
+columns of the same queries measured in the same run; then a synthetic wide query
+(N columns through 10 CTEs) at several widths, to show the cost is linear.
+
+    python bench/plan_extract.py [--passes 5] [--sqlglot-per-column] [--write-summary]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+
+from common import ROOT, ms, p95, per_item_median, spark_session, timed
+
+from airflow_lineage_provider.lineage import plan
+from tests.integration import tpcds
+
+
+def sqlglot_schema() -> dict[str, dict[str, str]]:
+    schema: dict[str, dict[str, str]] = {}
+    for m in re.finditer(r"CREATE TABLE (\w+) \((.*?)\) USING", (tpcds.TPCDS / "schema.sql").read_text(), re.S):
+        cols = {}
+        for line in m.group(2).split(",\n"):
+            parts = line.strip().split(None, 1)
+            if len(parts) == 2:
+                cols[parts[0]] = parts[1]
+        schema[m.group(1)] = cols
+    return schema
+
+
+def sqlglot_all_columns(sql: str, schema: dict, trim: bool) -> dict:
+    from sqlglot.lineage import lineage
+
+    return lineage(None, sql, schema, dialect="spark", trim_selects=trim)
+
+
+def sqlglot_resolved(nodes: dict) -> tuple[int, int]:
+    """(columns, columns whose lineage reaches a real table)."""
+    from sqlglot import exp
+
+    total = resolved = 0
+    for node in nodes.values():
+        total += 1
+        if any(isinstance(n.source, exp.Table) and n.source.name for n in node.walk() if not n.downstream):
+            resolved += 1
+    return total, resolved
+
+
+def ours_resolved(records: list[str]) -> tuple[int, int]:
+    total = resolved = 0
+    for text in records:
+        st = plan.extract(json.loads(text))
+        total += len(st.columns)
+        resolved += sum(1 for _, inputs in st.columns if inputs)
+    return total, resolved
+
+
+def wide_query(columns: int, ctes: int = 10) -> tuple[str, str]:
+    """A table of ``columns`` columns through ``ctes`` CTEs that each transform every column."""
+    ddl = "CREATE TABLE IF NOT EXISTS wide_{n} ({cols}) USING parquet".format(
+        n=columns, cols=", ".join(f"c{i} BIGINT" for i in range(columns)))
+    parts = [f"t0 AS (SELECT {', '.join(f'c{i}' for i in range(columns))} FROM wide_{columns})"]
+    for k in range(1, ctes):
+        parts.append(f"t{k} AS (SELECT {', '.join(f'c{i} + {k} AS c{i}' for i in range(columns))} FROM t{k - 1})")
+    sql = f"WITH {', '.join(parts)} SELECT * FROM t{ctes - 1}"
+    return ddl, sql
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--passes", type=int, default=5)
+    ap.add_argument("--sqlglot-per-column", action="store_true", help="also time sqlglot per column (slow)")
+    ap.add_argument("--write-summary", action="store_true", help="rewrite docs/tpcds_lineage.md")
+    ap.add_argument("--widths", default="250,500,1000")
+    args = ap.parse_args()
+
+    spark = spark_session()
+    tpcds.create_schema(spark)
+    captured = tpcds.capture(spark)
+    texts = [json.dumps(rec) for _, _, rec in captured]
+    print(f"captured {len(texts)} TPC-DS plans, {sum(map(len, texts)) / 1e6:.1f} MB of plan JSON")
+
+    def ours(text: str) -> object:
+        return plan.extract(json.loads(text))
+
+    for text in texts:  # warm-up: imports, function-name table
+        ours(text)
+    our_times = per_item_median(ours, texts, args.passes)
+    total, resolved = ours_resolved(texts)
+    rows = [("airflow-lineage plan extractor (JSON text -> document)", our_times, resolved / total)]
+
+    schema = sqlglot_schema()
+    sqls = [sql for _, sql in tpcds.queries()]
+    glot_passes = max(1, min(3, args.passes))
+    for label, trim in (("sqlglot lineage(None) all columns, default", True),
+                        ("sqlglot lineage(None) all columns, trim_selects=False", False)):
+        times = per_item_median(lambda s, t=trim: sqlglot_all_columns(s, schema, t), sqls, glot_passes)
+        counts = [sqlglot_resolved(sqlglot_all_columns(s, schema, trim)) for s in sqls]
+        rows.append((label, times, sum(r for _, r in counts) / sum(t for t, _ in counts)))
+    if args.sqlglot_per_column:
+        from sqlglot.lineage import lineage
+
+        def per_column(sql: str) -> None:
+            for name in spark.sql(sql).columns:
+                lineage(name, sql, schema, dialect="spark")
+
+        spark.sql("USE tpcds")
+        rows.append(("sqlglot lineage() per column", per_item_median(per_column, sqls, 1), float("nan")))
+    try:
+        import openlineage_sql
+
+        def olsql(sql: str) -> object:
+            return openlineage_sql.parse([sql], dialect="sparksql")
+
+        rows.append(("openlineage-sql parse (Rust)", per_item_median(olsql, sqls, args.passes), float("nan")))
+    except ImportError:
+        pass
+
+    base = statistics.median(our_times)
+    print(f"\nTPC-DS, 103 queries, median of {args.passes} passes per query")
+    print(f"{'tool':58} {'median/query':>14} {'p95/query':>12} {'total':>10} {'ratio':>8} {'resolved':>9}")
+    for label, times, share in rows:
+        med = statistics.median(times)
+        share_text = "n/a" if share != share else f"{share:.0%}"
+        print(f"{label:58} {ms(med):>14} {ms(p95(times)):>12} {sum(times):9.3f}s {med / base:7.1f}x {share_text:>9}")
+
+    print("\nSynthetic wide query: N columns through 10 CTEs (extraction of the analyzed plan)")
+    spark.sql("USE tpcds")
+    from airflow_lineage_provider.job.capture import PlanCapture
+
+    capture = PlanCapture(spark)
+    state = spark._jsparkSession.sessionState()
+    for width in (int(w) for w in args.widths.split(",")):
+        ddl, sql = wide_query(width)
+        spark.sql(ddl)
+        record = capture.describe(spark.sql(sql)._jdf.queryExecution().analyzed())
+        record.update(index=0, sql=sql)
+        text = json.dumps(record)
+        ours_s = statistics.median(timed(lambda: ours(text))[0] for _ in range(3))
+        st = ours(text)
+        assert all(inputs for _, inputs in st.columns), "every wide column has its source"
+        glot_schema = {f"wide_{width}": {f"c{i}": "BIGINT" for i in range(width)}}
+        glot_s, _ = timed(lambda: sqlglot_all_columns(sql, glot_schema, False))
+        print(f"  {width:5d} columns: ours {ours_s:7.3f} s ({len(text) / 1e6:.1f} MB JSON)   "
+              f"sqlglot trim_selects=False {glot_s:7.3f} s   ratio {glot_s / ours_s:6.1f}x")
+    del state
+
+    if args.write_summary:
+        tpcds.SUMMARY.write_text(tpcds.summary([(n, m, plan.extract(r)) for n, m, r in captured]))
+        print(f"\nwrote {tpcds.SUMMARY.relative_to(ROOT)}")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
