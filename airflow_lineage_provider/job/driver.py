@@ -9,9 +9,10 @@ The whole script is parsed before anything runs, so a syntax error in statement
 from __future__ import annotations
 
 import argparse
-import re
 import os
+import re
 import sys
+import time
 import traceback
 from typing import Any
 
@@ -74,19 +75,22 @@ def parse_line_offset(message: str) -> int | None:
 
 
 class Driver:
-    def __init__(self, spark: Any, dump_dir: str, *, dry_run: bool, keep_going: bool) -> None:
+    def __init__(self, spark: Any, dump_dir: str, *, dry_run: bool, keep_going: bool,
+                 capture: bool = True) -> None:
         self.spark = spark
         self.writer = DumpWriter(dump_dir)
         self.dry_run = dry_run
         self.keep_going = keep_going
+        self.capture_plans = capture
         self.capture = PlanCapture(spark)
         self.status: list[dict[str, Any]] = []
         self.errors: list[dict[str, Any]] = []
 
     def run(self, script: str) -> int:
+        started = time.perf_counter()
         statements = split_statements(script)
         parsed = self._parse_all(statements)
-        if not self.dry_run:
+        if not self.dry_run and self.capture_plans:
             self.capture.install()
         for stmt in statements:
             entry: dict[str, Any] = {"index": stmt.index, "line": stmt.line, "first_line": stmt.first_line}
@@ -115,6 +119,7 @@ class Driver:
             "warnings": self.capture.warnings,
             "spark_version": self.spark.version,
             "dry_run": self.dry_run,
+            "elapsed_s": round(time.perf_counter() - started, 3),
         })
         return 1 if self.errors else 0
 
@@ -156,13 +161,16 @@ class Driver:
                     self._emit(stmt, self.capture.describe(analyzed))
             df = self.spark.sql(stmt.sql)
             if is_command:
-                for rec in self.capture.flush():
-                    self._emit(stmt, rec)
+                if self.capture_plans:
+                    for rec in self.capture.flush():
+                        self._emit(stmt, rec)
                 return "write" if kind in WRITE_STATEMENTS else "command"
-            self._emit(stmt, self.capture.describe(df._jdf.queryExecution().analyzed()))
+            if self.capture_plans:
+                self._emit(stmt, self.capture.describe(df._jdf.queryExecution().analyzed()))
             if not self.dry_run:
                 rows = df.limit(SHOW_ROWS + 1).collect()
-                self.capture.flush()  # the query's own event is not a write
+                if self.capture_plans:
+                    self.capture.flush()  # the query's own event is not a write
                 for row in rows[:SHOW_ROWS]:
                     print("  ", tuple(row), flush=True)
                 if len(rows) > SHOW_ROWS:
@@ -211,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dump", required=True, help="directory for plans.jsonl and result.json")
     ap.add_argument("--dry-run", action="store_true", help="run DDL, only analyze writes")
     ap.add_argument("--keep-going", action="store_true", help="report a failing statement and go on")
+    ap.add_argument("--no-capture", action="store_true", help="run the SQL without capturing plans (benchmarks)")
     args = ap.parse_args(argv)
     with open(args.sql_file or os.path.join(args.dump, SCRIPT), encoding="utf-8") as f:
         script = f.read()
@@ -222,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
         builder = builder.enableHiveSupport()
     spark = builder.getOrCreate()
     try:
-        return Driver(spark, args.dump, dry_run=args.dry_run, keep_going=args.keep_going).run(script)
+        return Driver(spark, args.dump, dry_run=args.dry_run, keep_going=args.keep_going,
+                      capture=not args.no_capture).run(script)
     except SystemExit as e:
         return int(e.code or 0)
     except Exception:

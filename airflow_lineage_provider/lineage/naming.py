@@ -41,9 +41,12 @@ def split_uri(uri: str) -> tuple[str, str]:
         return "file", uri.rstrip("/") or "/"
     if scheme == "file":
         return "file", (parts.path.rstrip("/") or "/")
+    if scheme in ("abfs", "abfss", "wasb", "wasbs"):
+        # Azure: the part before '@' is the container, which OpenLineage keeps in the namespace.
+        return f"{scheme}://{parts.netloc}", parts.path.lstrip("/").rstrip("/")
     netloc = parts.netloc.rsplit("@", 1)[-1]  # never keep credentials
     if scheme in _S3_SCHEMES:
         return f"s3://{netloc}", parts.path.lstrip("/").rstrip("/")
-    if scheme in ("gs", "abfs", "abfss", "wasbs"):
-        return f"{scheme}://{netloc}", parts.path.lstrip("/").rstrip("/")
+    if scheme == "gs":
+        return f"gs://{netloc}", parts.path.lstrip("/").rstrip("/")
     return urlunsplit((scheme, netloc, "", "", "")), (parts.path.rstrip("/") or "/")

@@ -162,6 +162,13 @@ class PlanResolver:
             return _named(node.exprs("dataCols")) + _named(node.exprs("partitionCols"))
         if "output" in node.fields:
             return _named(node.exprs("output"))
+        if cls not in PASS_THROUGH and cls not in self._handlers:
+            # An unknown node that lists named expressions (a projection of its own) outputs them.
+            for name in node.fields:
+                items = node.exprs(name)
+                if items and all(e.cls in ("Alias", "AttributeReference") for e in items) \
+                        and any(e.cls == "Alias" for e in items):
+                    return _named(items)
         if node.children:
             return self.output(node.children[0])
         return []
