@@ -70,7 +70,7 @@ def run(rows: int, capture: bool) -> tuple[float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--rows", type=int, default=20_000_000)
+    ap.add_argument("--rows", type=int, default=5_000_000)
     args = ap.parse_args()
     on: list[tuple[float, float]] = []
     off: list[tuple[float, float]] = []

@@ -101,6 +101,7 @@ class PlanResolver:
             "CTERelationRef": self._cte_ref,
         }
         self._cte_defs: dict[int, Tree] | None = None
+        self._every_node: list[Tree] | None = None
         self._leaf_origins: dict[int, Origin] | None = None
         self.root: Tree | None = None
 
@@ -230,7 +231,7 @@ class PlanResolver:
     def _leaf_origin(self, eid: int) -> Origin | None:
         if self._leaf_origins is None:
             self._leaf_origins = {}
-            for leaf in self.root.deep_walk() if self.root is not None else ():
+            for leaf in self._all_nodes():
                 if leaf.cls in RELATIONS:
                     dataset = self._relation_dataset(leaf)
                     for e, name in self.output(leaf):
@@ -312,8 +313,8 @@ class PlanResolver:
         """A CTE reference maps by position to its definition's output."""
         if self._cte_defs is None:
             self._cte_defs = {
-                int(n.fields["id"]): n for n in self.root.deep_walk() if n.cls == "CTERelationDef" and "id" in n.fields
-            } if self.root is not None else {}
+                int(n.fields["id"]): n for n in self._all_nodes() if n.cls == "CTERelationDef" and "id" in n.fields
+            }
         definition = self._cte_defs.get(int(node.fields.get("cteId", -1)))
         if definition is None or not definition.children:
             self._warn(f"CTE reference {node.fields.get('cteId')} has no definition in the plan")
@@ -332,6 +333,13 @@ class PlanResolver:
         return frozenset({Origin(dataset.label, self.output(node)[position][1], IDENTITY, "", False)})
 
     def _relation_dataset(self, node: Tree) -> Dataset:
+        cached = node._cache.get("dataset")
+        if cached is None:
+            cached = node._cache["dataset"] = self._name_relation(node)
+        self.inputs.setdefault(cached.label, cached)
+        return cached
+
+    def _name_relation(self, node: Tree) -> Dataset:
         meta = node.get("catalogTable") or node.get("tableMeta") or node.get("table")
         table = naming.table_name(meta.get("identifier")) if isinstance(meta, dict) else None
         out = self.output(node)
@@ -341,9 +349,7 @@ class PlanResolver:
             table = paths.get("table")
         location = self.extras.get("tables", {}).get(table) if table else None
         location = location or (paths.get("paths") or [None])[0] or _source_path(node)
-        dataset = naming.from_location(location, table=table)
-        self.inputs.setdefault(dataset.label, dataset)
-        return dataset
+        return naming.from_location(location, table=table)
 
     def _unknown(self, node: Tree, eid: int) -> frozenset[Origin]:
         self._warn(f"unknown plan node {node.cls}: lineage passed through on a best-effort basis")
@@ -355,6 +361,12 @@ class PlanResolver:
         if not found and not node.children:
             self._warn(f"unknown leaf {node.cls}: no source for its columns")
         return found
+
+    def _all_nodes(self) -> list[Tree]:
+        """Every plan node, subquery plans included (walked once, on first need)."""
+        if self._every_node is None:
+            self._every_node = list(self.root.deep_walk()) if self.root is not None else []
+        return self._every_node
 
     def _warn(self, message: str) -> None:
         self.confidence = min(self.confidence, UNKNOWN_NODE_CONFIDENCE)
