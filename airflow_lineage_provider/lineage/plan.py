@@ -75,7 +75,8 @@ class Write:
 class PlanResolver:
     """Resolves columns of one analyzed plan. Build one per captured plan."""
 
-    def __init__(self, extras: dict[str, Any] | None = None) -> None:
+    def __init__(self, root: Tree, extras: dict[str, Any] | None = None) -> None:
+        self.root = root
         self.extras = extras or {}
         self.warnings: list[str] = []
         self.confidence = 1.0
@@ -90,7 +91,7 @@ class PlanResolver:
             "Project": self._project,
             "Aggregate": self._aggregate,
             "Window": self._window,
-            "Join": self._join,
+            "Join": self._pass,
             "Union": self._union,
             "Generate": self._generate,
             "Expand": self._expand,
@@ -103,7 +104,6 @@ class PlanResolver:
         self._cte_defs: dict[int, Tree] | None = None
         self._every_node: list[Tree] | None = None
         self._leaf_origins: dict[int, Origin] | None = None
-        self.root: Tree | None = None
 
     # -- output columns of a node -------------------------------------------------
 
@@ -271,9 +271,6 @@ class PlanResolver:
                              for o in found)
         return self._pass(node, eid)
 
-    def _join(self, node: Tree, eid: int) -> frozenset[Origin]:
-        return self._pass(node, eid)
-
     def _union(self, node: Tree, eid: int) -> frozenset[Origin]:
         position = self.position(node.children[0], eid) if node.children else None
         if position is None:
@@ -317,7 +314,7 @@ class PlanResolver:
             }
         definition = self._cte_defs.get(int(node.fields.get("cteId", -1)))
         if definition is None or not definition.children:
-            self._warn(f"CTE reference {node.fields.get('cteId')} has no definition in the plan")
+            self.warn(f"CTE reference {node.fields.get('cteId')} has no definition in the plan")
             return frozenset()
         position = self.position(node, eid)
         source = self.output(definition.children[0])
@@ -352,23 +349,30 @@ class PlanResolver:
         return naming.from_location(location, table=table)
 
     def _unknown(self, node: Tree, eid: int) -> frozenset[Origin]:
-        self._warn(f"unknown plan node {node.cls}: lineage passed through on a best-effort basis")
+        self.warn(f"unknown plan node {node.cls}: lineage passed through on a best-effort basis")
         for f in node.fields:
             e = self._definition(node, f, eid)
             if e is not None and e.cls == "Alias":
                 return self._from_expression(node, e, node.children)
         found = self._pass(node, eid)
         if not found and not node.children:
-            self._warn(f"unknown leaf {node.cls}: no source for its columns")
+            self.warn(f"unknown leaf {node.cls}: no source for its columns")
         return found
+
+    def note_whole_plan(self, query: Tree) -> None:
+        """Inputs read only by conditions, and relations no column reached, still count."""
+        for node in query.walk():
+            if node.cls in RELATIONS:
+                self._relation_dataset(node)
+            self._note_indirect(node)
 
     def _all_nodes(self) -> list[Tree]:
         """Every plan node, subquery plans included (walked once, on first need)."""
         if self._every_node is None:
-            self._every_node = list(self.root.deep_walk()) if self.root is not None else []
+            self._every_node = list(self.root.deep_walk())
         return self._every_node
 
-    def _warn(self, message: str) -> None:
+    def warn(self, message: str) -> None:
         self.confidence = min(self.confidence, UNKNOWN_NODE_CONFIDENCE)
         if message not in self.warnings:
             self.warnings.append(message)
@@ -527,14 +531,13 @@ def extract(record: dict[str, Any]) -> StatementLineage:
     """Lineage of one captured record: ``{"index", "sql", "plan", "extras"}``."""
     extras = record.get("extras") or {}
     root = decode(record["plan"])
-    resolver = PlanResolver(extras)
-    resolver.root = root
+    resolver = PlanResolver(root, extras)
     write = find_write(root, extras)
     query = write.query if write else root
     if write is None and root.cls == "CreateViewCommand":
         query = root.plan("plan") or root
     elif write is None and root.cls.endswith("Command"):
-        resolver._warn(f"unknown write command {root.cls}: columns resolved from its plan as a query")
+        resolver.warn(f"unknown write command {root.cls}: columns resolved from its plan as a query")
     names = write.columns if write and write.columns else None
     outputs = resolver.output(query)
     columns: list[tuple[str, tuple[ColumnInput, ...]]] = []
@@ -549,11 +552,7 @@ def extract(record: dict[str, Any]) -> StatementLineage:
     for name in (extras.get("write") or {}).get("static_partitions") or {}:
         if name not in {c for c, _ in columns}:
             columns.append((name, ()))
-    # Inputs read only by conditions or relations with no column reached still count.
-    for node in query.walk():
-        if node.cls in RELATIONS:
-            resolver._relation_dataset(node)
-        resolver._note_indirect(node)
+    resolver.note_whole_plan(query)
     return StatementLineage(
         index=int(record.get("index", 0)),
         sql=str(record.get("sql", "")),
