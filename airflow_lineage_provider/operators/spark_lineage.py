@@ -30,7 +30,16 @@ class SparkSqlLineageOperator(BaseOperator):
     :param conn_id: Spark connection id; ``None`` for the embedded local Spark.
     :param conf: Spark configuration properties (templated).
     :param keep_going: run the remaining statements after one fails (the task still fails).
+    :param openlineage_inject_parent_job_info: add the task's OpenLineage job and run ids to the
+        Spark conf (``spark.openlineage.parent*``), so openlineage-spark's events of the job link to
+        this task. Default: ``[openlineage] spark_inject_parent_job_info``.
+    :param openlineage_inject_transport_info: add the OpenLineage HTTP transport settings to the
+        Spark conf (``spark.openlineage.transport.*``). Default: ``[openlineage] spark_inject_transport_info``.
     Other keyword arguments go to ``spark-submit`` as in ``SparkSubmitOperator``.
+
+    OpenLineage: with the OpenLineage provider configured, the task's START event carries the
+    SQL, its COMPLETE event the column lineage of every written table (see ``openlineage/facets.py``),
+    its FAIL event the SQL and the error. Without the provider the operator runs all the same.
     """
 
     template_fields: Sequence[str] = ("sql", "conf", "name", "env_vars")
@@ -59,6 +68,8 @@ class SparkSqlLineageOperator(BaseOperator):
         verbose: bool = False,
         keep_going: bool = False,
         keep_dump: bool = False,
+        openlineage_inject_parent_job_info: bool | None = None,
+        openlineage_inject_transport_info: bool | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -80,8 +91,15 @@ class SparkSqlLineageOperator(BaseOperator):
         self.verbose = verbose
         self.keep_going = keep_going
         self.keep_dump = keep_dump
+        if openlineage_inject_parent_job_info is None:
+            openlineage_inject_parent_job_info = _conf_flag("spark_inject_parent_job_info")
+        if openlineage_inject_transport_info is None:
+            openlineage_inject_transport_info = _conf_flag("spark_inject_transport_info")
+        self.openlineage_inject_parent_job_info = openlineage_inject_parent_job_info
+        self.openlineage_inject_transport_info = openlineage_inject_transport_info
         self.lineage: LineageReport | None = None
         self._hook: SparkLineageHook | None = None
+        self._error: BaseException | None = None
 
     @property
     def hook(self) -> SparkLineageHook:
@@ -99,7 +117,12 @@ class SparkSqlLineageOperator(BaseOperator):
         return self._hook
 
     def execute(self, context: Context) -> Any:
-        result = self.hook.run_sql(self.sql, keep_going=self.keep_going)  # raises on a Spark failure
+        self._inject_openlineage_conf(context)
+        try:
+            result = self.hook.run_sql(self.sql, keep_going=self.keep_going)  # raises on a Spark failure
+        except BaseException as e:
+            self._error = e  # for the OpenLineage FAIL event
+            raise
         self.lineage = self._extract(result)
         from airflow_lineage_provider.lineage.report import format_table
 
@@ -116,6 +139,61 @@ class SparkSqlLineageOperator(BaseOperator):
             self.log.warning("Column lineage could not be extracted: %s", e, exc_info=True)
             return LineageReport(warnings=(f"lineage extraction failed: {e}",))
 
+    # -- OpenLineage ------------------------------------------------------------------
+    # Called by the OpenLineage provider's listener; every OpenLineage import stays in here.
+
+    def _inject_openlineage_conf(self, context: Context) -> None:
+        """Link openlineage-spark's events to this task, as ``SparkSubmitOperator`` does."""
+        if not (self.openlineage_inject_parent_job_info or self.openlineage_inject_transport_info):
+            return
+        try:
+            from airflow.providers.common.compat.openlineage.utils.spark import (
+                inject_parent_job_information_into_spark_properties,
+                inject_transport_information_into_spark_properties,
+            )
+
+            conf = dict(self.conf or {})
+            if self.openlineage_inject_parent_job_info:
+                self.log.debug("Injecting OpenLineage parent job information into Spark properties.")
+                conf = inject_parent_job_information_into_spark_properties(conf, context)
+            if self.openlineage_inject_transport_info:
+                self.log.debug("Injecting OpenLineage transport information into Spark properties.")
+                conf = inject_transport_information_into_spark_properties(conf, context)
+        except Exception as e:  # lineage never breaks the job
+            self.log.warning("OpenLineage information could not be added to the Spark conf: %s", e, exc_info=True)
+            return
+        self.conf = conf
+        if self._hook is not None:  # built early: give it the new properties too
+            self._hook._conf = {**self._hook._conf, **conf}
+
+    def get_openlineage_facets_on_start(self) -> Any:
+        """SQL job facet; no column lineage yet (Spark has not analyzed the script)."""
+        from airflow_lineage_provider.openlineage.facets import lineage_on_start
+
+        return lineage_on_start(self._sql_text())
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """Convert the lineage ``execute()`` computed; never runs Spark (the listener allows 10 s)."""
+        from airflow_lineage_provider.openlineage.facets import lineage_on_complete
+
+        return lineage_on_complete(self.lineage, self._sql_text())
+
+    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
+        """SQL job facet and the error; no output column lineage, as nothing may have been written."""
+        from airflow_lineage_provider.openlineage.facets import lineage_on_failure
+
+        return lineage_on_failure(self._sql_text(), self._error)
+
+    def _sql_text(self) -> str | None:
+        return self.sql if isinstance(self.sql, str) else None
+
     def on_kill(self) -> None:
         if self._hook is not None:
             self._hook.on_kill()
+
+
+def _conf_flag(key: str) -> bool:
+    """``[openlineage] key`` as a boolean, False when unset (the Spark provider's defaults)."""
+    from airflow.sdk import conf
+
+    return conf.getboolean("openlineage", key, fallback=False)

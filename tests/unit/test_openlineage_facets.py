@@ -133,7 +133,8 @@ def test_events_and_facets_are_valid_against_the_spec(seed_join, schemas):
 
 
 def test_the_custom_facet_schema_is_the_one_its_schema_url_names():
-    schema = json.loads((ROOT / "airflow_lineage_provider" / "openlineage" / olf.EXTRACTION_FACET_SCHEMA_FILE).read_text())
+    path = ROOT / "airflow_lineage_provider" / "openlineage" / olf.EXTRACTION_FACET_SCHEMA_FILE
+    schema = json.loads(path.read_text())
     document, pointer = olf.EXTRACTION_FACET_SCHEMA_URL.split("#")
     assert schema["$id"] == document
     assert pointer == "/$defs/AirflowLineageExtractionRunFacet"
@@ -177,14 +178,18 @@ def test_path_datasets_are_mapped_through_inputs_and_have_no_symlink():
     dst = Dataset(namespace="hdfs://nn:8020", name="/out/daily", table=None, mode="overwrite")
     statement = StatementLineage(
         index=0, sql="INSERT OVERWRITE DIRECTORY ...", method="plan", confidence=1.0, target=dst, inputs=(src,),
-        columns=(("n", (ColumnInput("raw/events", "id", subtype="AGGREGATION", expression="count(id)", masking=True),)),),
+        columns=(
+            ("n", (ColumnInput("raw/events", "id", subtype="AGGREGATION", expression="count(id)", masking=True),)),
+        ),
         indirect=(ColumnInput("raw/events", "day", type="INDIRECT", subtype="GROUP_BY"),),
     )
     event = event_of(olf.lineage_on_complete(LineageReport(statements=(statement,)), "x"))
     (output,) = event["outputs"]
     assert (output["namespace"], output["name"]) == ("hdfs://nn:8020", "/out/daily")
     assert "symlinks" not in output["facets"]
-    assert column_edges(output) == {"n": {("s3://bucket", "raw/events", "id", "DIRECT", "AGGREGATION", "count(id)", True)}}
+    assert column_edges(output) == {
+        "n": {("s3://bucket", "raw/events", "id", "DIRECT", "AGGREGATION", "count(id)", True)}
+    }
     (source,) = event["inputs"]
     assert (source["namespace"], source["name"]) == ("s3://bucket", "raw/events")
     assert source["facets"]["schema"]["fields"] == [{"name": "id"}, {"name": "day"}]
@@ -248,7 +253,8 @@ def test_on_start_has_the_sql_and_no_lineage():
 
 
 def test_on_failure_has_the_error_and_no_datasets():
-    lineage = olf.lineage_on_failure("INSERT INTO t SELEC 1", _raised(ValueError("Statement 1 of 1 has a syntax error")))
+    raised = _raised(ValueError("Statement 1 of 1 has a syntax error"))
+    lineage = olf.lineage_on_failure("INSERT INTO t SELEC 1", raised)
     assert lineage.inputs == [] and lineage.outputs == []
     event = event_of(lineage, RunState.FAIL)
     error = event["run"]["facets"]["errorMessage"]
@@ -391,3 +397,12 @@ def _raised(error: BaseException) -> BaseException:
         raise error
     except BaseException as e:
         return e
+
+
+def test_a_document_that_cannot_be_converted_still_gives_the_job_facets():
+    broken = StatementLineage(index=0, sql="x", method="plan", confidence=1.0, target=None,
+                              columns=(("a", (None,)),))  # type: ignore[arg-type]
+    lineage = olf.lineage_on_complete(LineageReport(statements=(broken,)), "INSERT INTO t SELECT 1")
+    assert lineage.outputs == [] and lineage.job_facets["sql"].query == "INSERT INTO t SELECT 1"
+    facet = lineage.run_facets[olf.EXTRACTION_FACET_KEY]
+    assert facet.methods == ["none"] and "could not be converted" in facet.warnings[0]
