@@ -24,8 +24,14 @@ def main(argv: list[str] | None = None) -> int:
     src = ex.add_mutually_exclusive_group(required=True)
     src.add_argument("--sql", metavar="FILE", help="the SQL script (many statements)")
     src.add_argument("-e", dest="inline", metavar="SQL", help="the SQL script as text")
-    ex.add_argument("--method", choices=["plan", "auto"], default="plan",
-                    help="plan: run on Spark and read the analyzed plans (auto is plan for now)")
+    ex.add_argument("--method", choices=["plan", "sql", "auto"], default="plan",
+                    help="plan: run on Spark and read the analyzed plans; sql: static lineage from the SQL "
+                         "text, no JVM; auto: plan, or sql when no Spark can be started")
+    ex.add_argument("--ddl", action="append", default=[], metavar="FILE",
+                    help="DDL file(s) giving table schemas to the static extractor (--method sql/auto)")
+    ex.add_argument("--schema", metavar="FILE.json",
+                    help='table schemas for the static extractor: {"db.table": {"column": "type", ...}, ...}')
+    ex.add_argument("--database", default="default", help="current database of the static extractor")
     ex.add_argument("--master", default="local[*]", help="Spark master, as in spark-submit (default: embedded local)")
     ex.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="Spark configuration")
     ex.add_argument("--dry-run", action="store_true", help="run DDL in a scratch warehouse; analyze writes only")
@@ -45,10 +51,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _extract(args: argparse.Namespace) -> int:
-    from airflow_lineage_provider import local_spark
-    from airflow_lineage_provider.job.dump import SCRIPT, read_dump
-    from airflow_lineage_provider.lineage.report import from_records
-
     if args.sql:
         try:
             with open(args.sql, encoding="utf-8") as f:
@@ -58,6 +60,45 @@ def _extract(args: argparse.Namespace) -> int:
             return 2
     else:
         script = args.inline
+    if args.method == "sql":
+        return _extract_static(args, script)
+    if args.method == "auto" and not _spark_available():
+        print("airflow-lineage: no Spark can be started here: static lineage from the SQL text (--method sql)",
+              file=sys.stderr)
+        return _extract_static(args, script)
+    return _extract_plan(args, script)
+
+
+def _spark_available() -> bool:
+    """Whether a Spark job can be started: spark-submit from pyspark, and a Java runtime."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return False
+    return bool(os.environ.get("JAVA_HOME") or shutil.which("java"))
+
+
+def _extract_static(args: argparse.Namespace, script: str) -> int:
+    from airflow_lineage_provider.lineage.sql import extract_script, read_ddl_files
+
+    try:
+        ddl = read_ddl_files(args.ddl)
+        schema = None
+        if args.schema:
+            with open(args.schema, encoding="utf-8") as f:
+                schema = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"airflow-lineage: cannot read a schema file: {e}", file=sys.stderr)
+        return 2
+    report = extract_script(script, schema=schema, ddl=ddl, database=args.database)
+    _print(report, args.format)
+    return 0
+
+
+def _extract_plan(args: argparse.Namespace, script: str) -> int:
+    from airflow_lineage_provider import local_spark
+    from airflow_lineage_provider.job.dump import SCRIPT, read_dump
+    from airflow_lineage_provider.lineage.report import from_records
     conf = dict(kv.split("=", 1) for kv in args.conf if "=" in kv)
     dump = tempfile.mkdtemp(prefix="airflow-lineage-cli-")
     scratch = None

@@ -68,15 +68,22 @@ def simple_name(obj: Any) -> str:
 
 
 class PlanCapture:
-    """Collects write records; the driver says which statement is running."""
+    """Collects the writes Spark reports; the driver flushes them after each statement.
+
+    The listener only keeps a reference to each write's analyzed plan: turning it
+    into JSON (tens of milliseconds in the JVM) happens in ``describe``, which the
+    driver runs on a background thread while Spark goes on with the next statement.
+    """
 
     def __init__(self, spark: Any) -> None:
         self.spark = spark
         self.jvm = spark.sparkContext._jvm
         self._lock = threading.Lock()
-        self._pending: list[dict[str, Any]] = []
+        self._pending: list[tuple[str, str, Any]] = []
         self.warnings: list[str] = []
         self._location_cache: dict[str, str | None] = {}
+        self._listener: _Listener | None = None
+        self._java_listener: Any = None
 
     # -- listener ------------------------------------------------------------------
 
@@ -85,33 +92,55 @@ class PlanCapture:
         from pyspark.java_gateway import ensure_callback_server_started
 
         ensure_callback_server_started(self.spark.sparkContext._gateway)
+        manager = self.spark._jsparkSession.listenerManager()
+        before = len(manager.listListeners())
         self._listener = _Listener(self)
-        self.spark._jsparkSession.listenerManager().register(self._listener)
+        manager.register(self._listener)
+        # py4j hands Spark a new proxy each time a Python object is passed: keep the one
+        # Spark holds (registration appends it), so that uninstall removes it.
+        listeners = manager.listListeners()
+        self._java_listener = listeners[len(listeners) - 1] if len(listeners) == before + 1 else None
 
     def uninstall(self) -> None:
-        listener = getattr(self, "_listener", None)
-        if listener is not None:
-            self.spark._jsparkSession.listenerManager().unregister(listener)
-            self._listener = None
+        if self._listener is not None:
+            self._listener.closed = True
+            if self._java_listener is not None:
+                self.spark._jsparkSession.listenerManager().unregister(self._java_listener)
+            self._listener = self._java_listener = None
 
-    def flush(self) -> list[dict[str, Any]]:
-        """Wait for Spark's listener bus, then return the writes seen since the last flush."""
+    def flush(self) -> list[Any]:
+        """Wait for Spark's listener bus; the analyzed plans of the writes since the last flush.
+
+        Spark reports some writes more than once: the insert a CTAS runs inside is a
+        "file source write" of its own, and ``saveAsTable`` wraps a CTAS or an insert.
+        Those inner and outer events are dropped here, before any plan is described.
+        """
         self.spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(60_000)
         with self._lock:
             pending, self._pending = self._pending, []
-        return deduplicate(pending)
+        creates = any(WRITE_RANK.get(name) == 0 and func == "command" for func, name, _ in pending)
+        kept = [(func, name, plan) for func, name, plan in pending
+                if not (creates and func != "command") and not (name == "SaveAsV1TableCommand" and len(pending) > 1)]
+        return [plan for _, _, plan in kept]
 
     def on_success(self, func_name: str, qe: Any) -> None:
         try:
             plan = qe.analyzed()
-            if not is_write(plan):
-                return
-            record = self.describe(plan)
-            record["event"] = func_name
-            with self._lock:
-                self._pending.append(record)
+            if is_write(plan):
+                with self._lock:
+                    self._pending.append((func_name, simple_name(plan), plan))
         except Exception as e:  # lineage never breaks the job
             self.warnings.append(f"plan capture failed: {e}\n{traceback.format_exc(limit=3)}")
+
+    def describe_all(self, plans: list[Any]) -> list[dict[str, Any]]:
+        """Records of a statement's writes, one per target."""
+        records = []
+        for plan in plans:
+            try:
+                records.append(self.describe(plan))
+            except Exception as e:  # lineage never breaks the job
+                self.warnings.append(f"plan capture failed: {e}")
+        return deduplicate(records)
 
     # -- describing a plan -------------------------------------------------------------
 
@@ -215,9 +244,11 @@ class _Listener:
 
     def __init__(self, capture: PlanCapture) -> None:
         self.capture = capture
+        self.closed = False
 
     def onSuccess(self, funcName: str, qe: Any, durationNs: int) -> None:  # noqa: N802, N803
-        self.capture.on_success(funcName, qe)
+        if not self.closed:
+            self.capture.on_success(funcName, qe)
 
     def onFailure(self, funcName: str, qe: Any, exception: Any) -> None:  # noqa: N802, N803
         return None

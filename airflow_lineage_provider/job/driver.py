@@ -14,6 +14,7 @@ import re
 import sys
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 if __package__ in (None, ""):  # run as a file by spark-submit
@@ -85,6 +86,8 @@ class Driver:
         self.capture = PlanCapture(spark)
         self.status: list[dict[str, Any]] = []
         self.errors: list[dict[str, Any]] = []
+        # One worker describes plans (JVM toJSON, catalog look-ups) while Spark runs on.
+        self._describer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineage-describe")
 
     def run(self, script: str) -> int:
         started = time.perf_counter()
@@ -111,6 +114,7 @@ class Driver:
             self.status.append({"index": rest.index, "line": rest.line, "first_line": rest.first_line,
                                 "status": "skipped"})
         self.capture.uninstall()
+        self._describer.shutdown(wait=True)
         error = self.errors[0] if self.errors else None
         self.writer.finish({
             "statements": self.status,
@@ -158,15 +162,14 @@ class Driver:
             if self.dry_run and is_command:
                 analyzed = self._analyzed(parsed)
                 if is_write(analyzed):  # CREATE VIEW: record it, then create it for real
-                    self._emit(stmt, self.capture.describe(analyzed))
+                    self._emit_later(stmt, [analyzed])
             df = self.spark.sql(stmt.sql)
             if is_command:
                 if self.capture_plans:
-                    for rec in self.capture.flush():
-                        self._emit(stmt, rec)
+                    self._emit_later(stmt, self.capture.flush())
                 return "write" if kind in WRITE_STATEMENTS else "command"
             if self.capture_plans:
-                self._emit(stmt, self.capture.describe(df._jdf.queryExecution().analyzed()))
+                self._emit_later(stmt, [df._jdf.queryExecution().analyzed()])
             if not self.dry_run:
                 rows = df.limit(SHOW_ROWS + 1).collect()
                 if self.capture_plans:
@@ -184,7 +187,7 @@ class Driver:
     def _analyze_only(self, stmt: Statement, parsed: Any) -> None:
         """Analyze a write without executing it; a CTAS still creates its (empty) table."""
         analyzed = self._analyzed(parsed)
-        self._emit(stmt, self.capture.describe(analyzed))
+        self._emit_later(stmt, [analyzed])
         if simple_name(analyzed) in ("CreateDataSourceTableAsSelectCommand", "CreateHiveTableAsSelectCommand"):
             from pyspark.sql.types import StructType
             import json
@@ -202,9 +205,15 @@ class Driver:
         module = getattr(self.spark._jvm.org.apache.spark.sql.execution, "CommandExecutionMode$")
         return state.executePlan(parsed, getattr(module, "MODULE$").SKIP()).analyzed()
 
-    def _emit(self, stmt: Statement, record: dict[str, Any]) -> None:
-        record.update(index=stmt.index, sql=stmt.sql, line=stmt.line)
-        self.writer.record(record)
+    def _emit_later(self, stmt: Statement, plans: list[Any]) -> None:
+        """Describe a statement's plans on the worker and write their records, in statement order."""
+        if plans:
+            self._describer.submit(self._emit, stmt, plans)
+
+    def _emit(self, stmt: Statement, plans: list[Any]) -> None:
+        for record in self.capture.describe_all(plans):
+            record.update(index=stmt.index, sql=stmt.sql, line=stmt.line)
+            self.writer.record(record)
 
 
 class _Parsed:
