@@ -152,6 +152,7 @@ class PlanCapture:
         try:
             self._add_table_locations(parsed, extras)
             self._add_path_relations(plan, parsed, extras)
+            self._add_expand_projections(plan, parsed, extras)
             write = self._write_details(plan)
             if write:
                 extras["write"] = write
@@ -205,6 +206,21 @@ class PlanCapture:
                 continue
             first = node.output().apply(0).exprId().id()
             extras["relations"][str(first)] = {"paths": paths, "format": fmt}
+
+    def _add_expand_projections(self, plan: Any, flat: list[dict[str, Any]], extras: dict[str, Any]) -> None:
+        """Spark's JSON sometimes writes an Expand's projections as null: read them from the JVM."""
+        if not any(_short(n["class"]) == "Expand" and n.get("projections") is None for n in _all_nodes(flat)):
+            return
+        found: dict[str, Any] = {}
+        for node in _jvm_nodes(plan):
+            if simple_name(node) != "Expand":
+                continue
+            rows = node.projections()
+            found[str(node.output().apply(0).exprId().id())] = [
+                [compact(json.loads(row.apply(j).toJSON())) for j in range(row.size())]
+                for row in (rows.apply(i) for i in range(rows.size()))
+            ]
+        extras["expand"] = found
 
     def _write_details(self, plan: Any) -> dict[str, Any] | None:
         name = simple_name(plan)

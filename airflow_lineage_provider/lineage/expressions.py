@@ -67,11 +67,20 @@ def strip_alias(node: Tree) -> Tree:
 def is_identity(node: Tree) -> bool:
     """An attribute copied as is: through aliases and casts that only widen a number."""
     node = strip_alias(node)
-    while node.cls in ("Cast", "AnsiCast", "UpCast") and node.children:
-        if not _widens(node.children[0], node.fields.get("dataType")):
-            return False
+    while node.children:
+        if node.cls in ("Cast", "AnsiCast", "UpCast"):
+            if not _widens(node.children[0], node.fields.get("dataType")):
+                return False
+        elif not is_char_padding(node):
+            break
         node = node.children[0]
     return node.cls in ("AttributeReference", "OuterReference")
+
+
+def is_char_padding(node: Tree) -> bool:
+    """Spark pads a CHAR(n) column when it reads it: the value is still the column's own."""
+    return node.cls == "StaticInvoke" and node.fields.get("functionName") in ("readSidePadding", "charTypeWriteSideCheck",
+                                                                              "varcharTypeWriteSideCheck")
 
 
 def _widens(child: Tree, target: object) -> bool:
@@ -166,6 +175,8 @@ def render(node: Tree) -> str:
     kids = node.children
     if cls == "Alias":
         return render(kids[0]) if kids else str(f.get("name"))
+    if is_char_padding(node) and kids:
+        return render(kids[0])
     if cls == "AttributeReference":
         qualifier = [q for q in scala_seq(f.get("qualifier")) if not is_generated(q)]
         name = _ident(str(f.get("name")))

@@ -288,11 +288,35 @@ class PlanResolver:
         position = self.position(node, eid)
         if position is None:
             return frozenset()
+        rows = node.expr_rows("projections") or self._expand_rows(node)
+        if not rows:
+            return self._expand_by_name(node, position)
         out: set[Origin] = set()
-        for row in node.expr_rows("projections"):
+        for row in rows:
             if position < len(row):
                 out |= self._from_expression(node, row[position], node.children)
         return frozenset(out)
+
+    def _expand_rows(self, node: Tree) -> list[list[Tree]]:
+        """Projections the capture read from the JVM where Spark's JSON left them out."""
+        output = self.output(node)
+        raw = self.extras.get("expand", {}).get(str(output[0][0]) if output else "")
+        return [[decode(e) for e in row] for row in raw] if raw else []
+
+    def _expand_by_name(self, node: Tree, position: int) -> frozenset[Origin]:
+        """No projections at all: Spark's grouping analytics put the child's columns first, then
+        fresh copies of the group-by columns (same names), then the grouping id."""
+        child = node.children[0]
+        eid, name = self.output(node)[position]
+        child_output = self.output(child)
+        if position < len(child_output):
+            return self.resolve(child, child_output[position][0])
+        same_name = [e for e, n in child_output if n == name]
+        if same_name:
+            return self.resolve(child, same_name[-1])
+        if name not in ("spark_grouping_id", "gid"):
+            self.warn(f"Expand without projections: no source found for {name}")
+        return frozenset()
 
     def _set_operation(self, node: Tree, eid: int) -> frozenset[Origin]:
         """INTERSECT / EXCEPT: values come from the left; the right only filters (indirect)."""
