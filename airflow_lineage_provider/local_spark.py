@@ -40,6 +40,14 @@ def state_dir() -> str:
     return os.path.join(os.path.abspath(airflow_home), "spark_local")
 
 
+def managed_location(table: str, directory: str | None = None) -> str:
+    """Where the embedded Spark keeps a managed table: ``warehouse/t``, or ``warehouse/db.db/t``."""
+    parts = table.split(".")
+    database, name = (parts[-2], parts[-1]) if len(parts) >= 2 else ("default", parts[-1])
+    warehouse = os.path.join(directory or state_dir(), "warehouse")
+    return os.path.join(warehouse, name) if database == "default" else os.path.join(warehouse, f"{database}.db", name)
+
+
 def local_env() -> dict[str, str]:
     """Environment for spark-submit on the embedded Spark."""
     return {

@@ -31,6 +31,39 @@ def from_records(records: Iterable[dict[str, Any]], warnings: Iterable[str] = ()
     return LineageReport(statements=tuple(statements), warnings=tuple(warnings))
 
 
+def static(sql: str, *, schema: Any = None, embedded: bool = False) -> LineageReport:
+    """Lineage from the SQL text alone (no JVM): for START events and when no plan was captured.
+
+    On the embedded Spark a catalog table's location is known (its warehouse), so datasets
+    get the same names as the plan extractor gives them; elsewhere they keep catalog names.
+    """
+    from dataclasses import replace
+
+    from airflow_lineage_provider.lineage.sql import SqlExtractor
+
+    try:
+        report = SqlExtractor(schema=schema).run(sql)
+    except Exception as e:  # lineage never breaks the job
+        log.warning("static lineage failed: %s", e, exc_info=True)
+        return LineageReport(warnings=(f"static lineage failed: {e.__class__.__name__}: {e}",))
+    if not embedded:
+        return report
+
+    from airflow_lineage_provider import local_spark
+    from airflow_lineage_provider.lineage import naming
+
+    def locate(d):
+        if d is None or not d.table or d.namespace != "spark_catalog":
+            return d
+        return naming.from_location(local_spark.managed_location(d.table), table=d.table, mode=d.mode)
+
+    return LineageReport(
+        statements=tuple(replace(s, target=locate(s.target), inputs=tuple(locate(d) for d in s.inputs))
+                         for s in report.statements),
+        warnings=report.warnings,
+    )
+
+
 def format_table(report: LineageReport) -> str:
     """One line per edge: target column <- source column, with subtype and expression."""
     lines: list[str] = []

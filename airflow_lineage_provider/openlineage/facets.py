@@ -88,12 +88,15 @@ class AirflowLineageExtractionRunFacet(RunFacet):
 # -- the three moments ------------------------------------------------------------------
 
 
-def lineage_on_start(sql: str | None) -> OperatorLineage:
-    """Job facets only: the lineage is not known before Spark has analyzed the script."""
-    return _operator_lineage(
-        job_facets=job_facets(sql),
-        run_facets={EXTRACTION_FACET_KEY: _no_lineage_facet(START_WARNING)},
-    )
+def lineage_on_start(sql: str | None, static: LineageReport | None = None) -> OperatorLineage:
+    """Job facets, and the static lineage of the SQL text when there is one (``method: sql``);
+    the plan's lineage replaces it on completion."""
+    if static is None or not static.statements:
+        return _operator_lineage(
+            job_facets=job_facets(sql),
+            run_facets={EXTRACTION_FACET_KEY: _no_lineage_facet(START_WARNING)},
+        )
+    return lineage_on_complete(static, sql)
 
 
 def lineage_on_complete(report: LineageReport | dict[str, Any] | None, sql: str | None) -> OperatorLineage:

@@ -30,6 +30,8 @@ class SparkSqlLineageOperator(BaseOperator):
     :param conn_id: Spark connection id; ``None`` for the embedded local Spark.
     :param conf: Spark configuration properties (templated).
     :param keep_going: run the remaining statements after one fails (the task still fails).
+    :param lineage_schema: ``{table: {column: type}}`` of tables the script reads but does not
+        create, for the static lineage of START events (and the fallback when no plan is captured).
     :param openlineage_inject_parent_job_info: add the task's OpenLineage job and run ids to the
         Spark conf (``spark.openlineage.parent*``), so openlineage-spark's events of the job link to
         this task. Default: ``[openlineage] spark_inject_parent_job_info``.
@@ -70,6 +72,7 @@ class SparkSqlLineageOperator(BaseOperator):
         keep_dump: bool = False,
         openlineage_inject_parent_job_info: bool | None = None,
         openlineage_inject_transport_info: bool | None = None,
+        lineage_schema: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -97,6 +100,7 @@ class SparkSqlLineageOperator(BaseOperator):
             openlineage_inject_transport_info = _conf_flag("spark_inject_transport_info")
         self.openlineage_inject_parent_job_info = openlineage_inject_parent_job_info
         self.openlineage_inject_transport_info = openlineage_inject_transport_info
+        self.lineage_schema = lineage_schema
         self.lineage: LineageReport | None = None
         self._hook: SparkLineageHook | None = None
         self._error: BaseException | None = None
@@ -130,10 +134,19 @@ class SparkSqlLineageOperator(BaseOperator):
         context["ti"].xcom_push(key=XCOM_KEY, value=self.lineage.to_dict())
 
     def _extract(self, result: Any) -> LineageReport:
-        """Lineage from the dump; a failure here is a warning, never a failed task."""
+        """Lineage from the dump; a failure here is a warning, never a failed task.
+
+        With no plan dump at all (the job succeeded but left none), the static lineage of
+        the SQL stands in, with a warning saying why.
+        """
         try:
             from airflow_lineage_provider.lineage.report import from_records
 
+            dump_missing = not result.records and not result.statements
+            if dump_missing and isinstance(self.sql, str):
+                why = "; ".join(result.warnings) or "the plan dump is empty"
+                fallback = self._static_lineage()
+                return fallback.with_warning(f"no plan was captured ({why}): static lineage from the SQL text")
             return from_records(result.records, result.warnings)
         except Exception as e:
             self.log.warning("Column lineage could not be extracted: %s", e, exc_info=True)
@@ -167,10 +180,16 @@ class SparkSqlLineageOperator(BaseOperator):
             self._hook._conf = {**self._hook._conf, **conf}
 
     def get_openlineage_facets_on_start(self) -> Any:
-        """SQL job facet; no column lineage yet (Spark has not analyzed the script)."""
+        """SQL job facet and the static lineage of the SQL text (Spark has not run yet)."""
         from airflow_lineage_provider.openlineage.facets import lineage_on_start
 
-        return lineage_on_start(self._sql_text())
+        sql = self._sql_text()
+        return lineage_on_start(sql, self._static_lineage() if sql else None)
+
+    def _static_lineage(self) -> LineageReport:
+        from airflow_lineage_provider.lineage.report import static
+
+        return static(self._sql_text() or "", schema=self.lineage_schema, embedded=self.conn_id is None)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """Convert the lineage ``execute()`` computed; never runs Spark (the listener allows 10 s)."""
