@@ -16,7 +16,7 @@ import argparse
 import statistics
 
 from common import ms, p95, per_item_median, timed
-from plan_extract import sqlglot_all_columns, sqlglot_resolved, sqlglot_schema, wide_query
+from plan_extract import sqlglot_all_columns, sqlglot_peer_rows, sqlglot_schema, wide_query
 
 from airflow_lineage_provider.lineage.sql import SqlExtractor
 from tests.integration import tpcds
@@ -81,11 +81,7 @@ def main() -> None:
 
     schema = sqlglot_schema()
     glot_passes = max(1, min(3, args.passes))
-    for label, trim in (("sqlglot lineage(None) all columns, default", True),
-                        ("sqlglot lineage(None) all columns, trim_selects=False", False)):
-        times = per_item_median(lambda s, t=trim: sqlglot_all_columns(s, schema, t), sqls, glot_passes)
-        counts = [sqlglot_resolved(sqlglot_all_columns(s, schema, trim)) for s in sqls]
-        rows.append((label, times, sum(r for _, r in counts) / sum(t for t, _ in counts)))
+    rows += sqlglot_peer_rows(sqls, glot_passes)
     if not args.skip_per_column:
         from sqlglot.lineage import lineage
 
