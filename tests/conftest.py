@@ -13,6 +13,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import logging
+
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,6 +32,8 @@ os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
 os.environ["AIRFLOW_LINEAGE_LOCAL_DIR"] = os.path.join(_HOME, "spark_local")
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.pop("AIRFLOW__OPENLINEAGE__TRANSPORT", None)
+# py4j logs at INFO while the interpreter shuts down, when logging's streams are already closed.
+logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
 def pytest_sessionfinish(session, exitstatus):
