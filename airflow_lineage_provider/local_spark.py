@@ -86,9 +86,8 @@ def submit_command(master: str, conf: dict[str, str], application: str, args: li
 def run_driver(dump_dir: str, *, master: str = LOCAL_MASTER, conf: dict[str, str] | None = None,
                dry_run: bool = False, keep_going: bool = False, quiet: bool = False) -> tuple[int, str]:
     """Run the driver with spark-submit outside Airflow (the CLI): (exit code, stderr tail if quiet)."""
-    merged = {**local_conf(), **(conf or {})}
-    if not master.startswith("local"):
-        merged = conf or {}
+    # The embedded catalog and warehouse are for local masters; a cluster brings its own.
+    merged = {**local_conf(), **(conf or {})} if master.startswith("local") else dict(conf or {})
     args = ["--dump", dump_dir] + (["--dry-run"] if dry_run else []) + (["--keep-going"] if keep_going else [])
     env = {**os.environ, **local_env()}
     out = subprocess.DEVNULL if quiet else None
