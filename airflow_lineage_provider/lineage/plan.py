@@ -33,7 +33,7 @@ from airflow_lineage_provider.lineage.model import (
     StatementLineage,
     stronger,
 )
-from airflow_lineage_provider.lineage.tree import Tree, decode, scala_seq
+from airflow_lineage_provider.lineage.tree import Tree, decode, named_outputs, scala_seq
 
 UNKNOWN_NODE_CONFIDENCE = 0.5
 
@@ -140,11 +140,11 @@ class PlanResolver:
     def _compute_output(self, node: Tree) -> list[tuple[int, str]]:
         cls = node.cls
         if cls in ("Project",):
-            return _named(node.exprs("projectList"))
+            return named_outputs(node.fields.get("projectList"))
         if cls == "Aggregate":
-            return _named(node.exprs("aggregateExpressions"))
+            return named_outputs(node.fields.get("aggregateExpressions"))
         if cls == "Window":
-            return self.output(node.children[0]) + _named(node.exprs("windowExpressions"))
+            return self.output(node.children[0]) + named_outputs(node.fields.get("windowExpressions"))
         if cls == "Join":
             left = self.output(node.children[0])
             if _join_type(node) in ("LeftSemi", "LeftAnti", "ExistenceJoin"):
@@ -152,7 +152,7 @@ class PlanResolver:
             return left + self.output(node.children[1])
         if cls == "Generate":
             base = self.output(node.children[0]) if node.children else []
-            return base + _named(node.exprs("generatorOutput"))
+            return base + named_outputs(node.fields.get("generatorOutput"))
         if cls in ("Intersect", "Except"):
             return self.output(node.children[0])
         if cls == "WithCTE":
@@ -161,9 +161,9 @@ class PlanResolver:
             right = _lateral_plan(node)
             return self.output(node.children[0]) + (self.output(right) if right is not None else [])
         if cls == "HiveTableRelation":
-            return _named(node.exprs("dataCols")) + _named(node.exprs("partitionCols"))
+            return named_outputs(node.fields.get("dataCols")) + named_outputs(node.fields.get("partitionCols"))
         if "output" in node.fields:
-            return _named(node.exprs("output"))
+            return named_outputs(node.fields.get("output"))
         if cls not in PASS_THROUGH and cls not in self._handlers:
             # An unknown node that lists named expressions (a projection of its own) outputs them.
             for name in node.fields:
@@ -299,9 +299,11 @@ class PlanResolver:
 
     def _expand_rows(self, node: Tree) -> list[list[Tree]]:
         """Projections the capture read from the JVM where Spark's JSON left them out."""
-        output = self.output(node)
-        raw = self.extras.get("expand", {}).get(str(output[0][0]) if output else "")
-        return [[decode(e) for e in row] for row in raw] if raw else []
+        if "expand_rows" not in node._cache:
+            output = self.output(node)
+            raw = self.extras.get("expand", {}).get(str(output[0][0]) if output else "")
+            node._cache["expand_rows"] = [[decode(e) for e in row] for row in raw] if raw else []
+        return node._cache["expand_rows"]
 
     def _expand_by_name(self, node: Tree, position: int) -> frozenset[Origin]:
         """No projections at all: Spark's grouping analytics put the child's columns first, then
@@ -432,8 +434,12 @@ class PlanResolver:
         elif cls == "LateralJoin":
             self._indirect_from(node.expr("condition"), node.children + _opt(_lateral_plan(node)), JOIN)
         for name in ("projectList", "aggregateExpressions", "windowExpressions"):
-            for e in node.exprs(name) if name in node.fields else ():
-                self._indirect_conditions(e, node.children)
+            raw = node.fields.get(name)
+            # Only expressions with a condition in them (CASE, IF, a pivot, an aggregate's
+            # FILTER) have conditional inputs: find them in the raw JSON before decoding.
+            if isinstance(raw, list) and any(_has_condition(flat) for flat in raw):
+                for e in node.exprs(name):
+                    self._indirect_conditions(e, node.children)
 
     def _indirect_from(self, expression: Tree | None, children: tuple[Tree, ...], subtype: str) -> None:
         if expression is None:
@@ -463,6 +469,14 @@ class PlanResolver:
             if ref.conditional:
                 for o in self._resolve_ref(children, ref.expr_id):
                     self.indirect.add(ColumnInput(o.table, o.field, INDIRECT, CONDITIONAL, "", o.masking))
+
+
+_CONDITIONAL_CLASSES = (".CaseWhen", ".If", ".PivotFirst", ".AggregateExpression")
+
+
+def _has_condition(flat: Any) -> bool:
+    return isinstance(flat, list) and any(
+        isinstance(n, dict) and str(n.get("class", "")).endswith(_CONDITIONAL_CLASSES) for n in flat)
 
 
 def _named(exprs: list[Tree]) -> list[tuple[int, str]]:

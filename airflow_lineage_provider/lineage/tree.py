@@ -54,30 +54,38 @@ class Tree:
         return self._cache[key]
 
     def expr_rows(self, name: str) -> list[list[Tree]]:
-        """A ``Seq[Seq[Expression]]`` field (Expand projections, LocalRelation rows)."""
-        raw = self.fields.get(name)
-        if not isinstance(raw, list):
-            return []
-        return [[decode(x) for x in row if _is_flat_tree(x)] for row in raw if isinstance(row, list)]
+        """A ``Seq[Seq[Expression]]`` field (Expand projections, LocalRelation rows), decoded once."""
+        key = "r:" + name
+        if key not in self._cache:
+            raw = self.fields.get(name)
+            self._cache[key] = [
+                [decode(x) for x in row if _is_flat_tree(x)] for row in raw if isinstance(row, list)
+            ] if isinstance(raw, list) else []
+        return self._cache[key]
 
     def plan(self, name: str) -> Tree | None:
         """A plan kept in a field rather than as a child (CTAS ``query``, subquery ``plan``)."""
         return self.expr(name)
 
     def field_plans(self):
-        """Plans held in fields rather than as children: a command's query, a subquery's plan."""
+        """Plans held in fields rather than as children: a command's query, a subquery's plan.
+
+        Scans the raw JSON first and decodes only the fields that hold a plan.
+        """
         for name, raw in self.fields.items():
-            if not isinstance(raw, list) or not raw:
+            if not isinstance(raw, list) or not raw or name == "output":
                 continue
-            trees = self.exprs(name) if isinstance(raw[0], list) else [t for t in (self.expr(name),) if t]
-            for tree in trees:
-                if not tree.is_expression:
-                    yield tree
+            flats = raw if isinstance(raw[0], list) else [raw]
+            for flat in flats:
+                if not _is_flat_tree(flat):
                     continue
-                for sub in tree.walk():
-                    plan = sub.plan("plan") if "plan" in sub.fields else None
-                    if plan is not None:
-                        yield plan
+                if ".expressions." not in flat[0]["class"]:
+                    yield decode(flat)  # a plan kept in a field (CTAS query)
+                elif any("plan" in node for node in flat):
+                    for sub in decode(flat).walk():
+                        plan = sub.plan("plan") if "plan" in sub.fields else None
+                        if plan is not None:
+                            yield plan
 
     def deep_walk(self):
         """Every plan node below this one, including those of plans held in fields."""
@@ -122,6 +130,18 @@ def decode(flat: list[dict[str, Any]]) -> Tree:
             cls = cls[:-1]
         stack.append(Tree(cls, raw, children, ".expressions." in qualified))
     return stack[-1]
+
+
+def named_outputs(raw: Any) -> list[tuple[int, str]]:
+    """(exprId, name) of a ``Seq[NamedExpression]`` field, read from the raw JSON (no decoding)."""
+    out: list[tuple[int, str]] = []
+    if isinstance(raw, list):
+        for flat in raw:
+            if isinstance(flat, list) and flat and isinstance(flat[0], dict):
+                expr_id = flat[0].get("exprId")
+                if isinstance(expr_id, dict) and "id" in expr_id:
+                    out.append((expr_id["id"], str(flat[0].get("name"))))
+    return out
 
 
 def scala_seq(value: Any) -> list[str]:
