@@ -345,15 +345,21 @@ def test_prepare_tables_outputs_both_tables_each_with_its_own_facet(file_run):
         assert facets["columnLineage"]["dataset"] == []
 
 
-def test_start_events_have_the_sql_and_no_lineage_yet(file_run):
+def test_start_events_carry_the_static_lineage_of_the_sql(file_run):
     _, events = file_run
     for job in (PREPARE, BUILD):
         event = task_event(events, job, "START")
-        assert event["inputs"] == [] and event["outputs"] == []
         assert event["job"]["facets"]["sql"]["dialect"] == "spark"
-        extraction = event["run"]["facets"][EXTRACTION]
-        assert extraction["methods"] == ["none"] and extraction["statements"] == []
-    assert "INSERT INTO dwd_users" in task_event(events, BUILD, "START")["job"]["facets"]["sql"]["query"]
+        assert event["run"]["facets"][EXTRACTION]["methods"] == ["sql"]
+    start = task_event(events, BUILD, "START")
+    complete = task_event(events, BUILD, "COMPLETE")
+    assert "INSERT INTO dwd_users" in start["job"]["facets"]["sql"]["query"]
+    # Named as the plan names it on completion (the embedded warehouse), so the two merge.
+    assert [(d["namespace"], d["name"]) for d in start["outputs"]] == [
+        (d["namespace"], d["name"]) for d in complete["outputs"]]
+    fields = start["outputs"][0]["facets"]["columnLineage"]["fields"]
+    assert [(f["name"], f["field"]) for f in fields["id"]["inputFields"]] == [
+        (complete["inputs"][[i["name"].rsplit("/", 1)[-1] for i in complete["inputs"]].index("ods_users")]["name"], "id")]
 
 
 # -- HTTP transport ----------------------------------------------------------------------------
