@@ -5,7 +5,8 @@ from SQL or the DataFrame API. For each write it keeps the analyzed plan's JSON
 and what that JSON loses (table locations, output paths, write mode, static
 partitions), read from the JVM objects. Spark reports one write several times
 (``saveAsTable``: three events, CTAS: two), so each target is kept once per
-statement: the outermost command wins. Imports only pyspark and the standard library.
+statement: the outermost command wins. Imports only pyspark, the standard library and the
+project's stdlib-only naming module (one catalog-name rule for capture and extraction).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import json
 import threading
 import traceback
 from typing import Any
+
+from airflow_lineage_provider.lineage.naming import table_name
 
 # Write commands, outermost first: for one target, the lower rank is kept.
 WRITE_RANK = {
@@ -163,7 +166,7 @@ class PlanCapture:
 
     def _add_table_locations(self, flat: list[dict[str, Any]], extras: dict[str, Any]) -> None:
         for ident in _identifiers(flat):
-            name = _table_name(ident)
+            name = table_name(ident)
             if name and name not in extras["tables"]:
                 extras["tables"][name] = self.location(ident.get("database") or "default", ident["table"])
 
@@ -298,20 +301,12 @@ def target_key(rec: dict[str, Any]) -> str:
     for fname in ("catalogTable", "table", "tableDesc"):
         meta = root.get(fname)
         if isinstance(meta, dict) and isinstance(meta.get("identifier"), dict):
-            return _table_name(meta["identifier"]) or ""
+            return table_name(meta["identifier"]) or ""
     return str(id(rec))
 
 
 def _short(cls: str) -> str:
     return cls.rsplit(".", 1)[-1].rstrip("$")
-
-
-def _table_name(ident: dict[str, Any]) -> str | None:
-    if not ident.get("table"):
-        return None
-    return ".".join(
-        str(p).lower() for p in (ident.get("catalog") or "spark_catalog", ident.get("database") or "default", ident["table"])
-    )
 
 
 def _all_nodes(flat: Any):

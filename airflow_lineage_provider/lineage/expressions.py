@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-from airflow_lineage_provider.lineage.model import AGGREGATION, IDENTITY, TRANSFORMATION
+from airflow_lineage_provider.lineage.model import AGGREGATION, IDENTITY, TRANSFORMATION, widens
 from airflow_lineage_provider.lineage.tree import Tree, scala_seq
 
 MASKING = frozenset({"Md5", "Sha1", "Sha2", "Crc32", "Murmur3Hash", "XxHash64", "Mask", "Count", "HyperLogLogPlusPlus"})
@@ -29,9 +29,6 @@ _INFIX = {
     "LessThanOrEqual": "<=", "GreaterThan": ">", "GreaterThanOrEqual": ">=", "And": "AND",
     "Or": "OR", "BitwiseAnd": "&", "BitwiseOr": "|", "BitwiseXor": "^", "Like": "LIKE",
     "RLike": "RLIKE", "ILike": "ILIKE",
-}
-_WIDENING = {
-    "byte": 0, "short": 1, "integer": 2, "long": 3, "float": 4, "double": 5,
 }
 
 
@@ -85,14 +82,7 @@ def is_char_padding(node: Tree) -> bool:
 
 def _widens(child: Tree, target: object) -> bool:
     source = child.fields.get("dataType")
-    if source == target:
-        return True
-    if isinstance(source, str) and isinstance(target, str):
-        if source in _WIDENING and target in _WIDENING:
-            return _WIDENING[source] <= _WIDENING[target]
-        if source in _WIDENING and target.startswith("decimal") and _WIDENING[source] <= 3:
-            return True
-    return False
+    return source == target or widens(source, target)
 
 
 def references(node: Tree) -> list[Reference]:

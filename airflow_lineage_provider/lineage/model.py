@@ -37,6 +37,25 @@ def stronger(a: str, b: str) -> str:
     return a if _DIRECT_RANK.get(a, 1) >= _DIRECT_RANK.get(b, 1) else b
 
 
+# Numeric types in widening order, under both Spark's JSON names and SQL's.
+_WIDENING = {"tinyint": 0, "byte": 0, "smallint": 1, "short": 1, "int": 2, "integer": 2, "bigint": 3, "long": 3,
+             "float": 4, "real": 4, "double": 5}
+
+
+def widens(source: str | None, target: str | None) -> bool:
+    """The identity rule for casts: a cast that keeps every value (same type, or a wider number).
+
+    Both extractors use it, so that a cast is IDENTITY or TRANSFORMATION the same way in each.
+    """
+    if not isinstance(source, str) or not isinstance(target, str):
+        return False
+    if source == target:
+        return True
+    if source in _WIDENING and target in _WIDENING:
+        return _WIDENING[source] <= _WIDENING[target]
+    return source in _WIDENING and target.startswith("decimal") and _WIDENING[source] <= 3
+
+
 @dataclass(frozen=True)
 class Dataset:
     """A table or path read or written. ``table`` is the catalog name, if any."""

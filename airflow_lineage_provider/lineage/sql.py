@@ -55,6 +55,7 @@ from airflow_lineage_provider.lineage.model import (
     LineageReport,
     StatementLineage,
     stronger,
+    widens,
 )
 from airflow_lineage_provider.lineage.plan import Origin
 from airflow_lineage_provider.lineage.sql_schema import CATALOG, Catalog, SchemaCache, TableInfo, parameter_tables
@@ -83,8 +84,6 @@ SPARK_AGGREGATES = frozenset({
     "regr_r2", "regr_avgx", "regr_avgy", "regr_sxx", "regr_sxy", "regr_syy", "listagg", "string_agg",
     "histogram_numeric", "count_min_sketch", "hll_sketch_agg", "try_sum", "try_avg", "grouping", "grouping_id",
 })
-_WIDENING = {"tinyint": 0, "byte": 0, "smallint": 1, "short": 1, "int": 2, "integer": 2, "bigint": 3, "long": 3,
-             "float": 4, "real": 4, "double": 5}
 _FILE_FORMATS = frozenset({"parquet", "orc", "json", "csv", "text", "avro", "delta", "binaryfile"})
 _DIRECTORY = re.compile(
     r"^\s*INSERT\s+OVERWRITE\s+(?:LOCAL\s+)?DIRECTORY\s*(?P<path>'(?:[^'\\]|\\.)*')?(?P<rest>.*?)"
@@ -938,7 +937,7 @@ class _Resolver:
         source = self.column_type(scope, node)
         for cast in reversed(casts):
             target = _norm_type(cast.to.sql(DIALECT))
-            if not _widens(source, target):
+            if not widens(source, target):
                 return False
             source = target
         return True
@@ -1118,18 +1117,6 @@ def _norm_type(text: str | None) -> str | None:
     t = text.lower().replace(" ", "")
     return {"integer": "int", "long": "bigint", "short": "smallint", "byte": "tinyint", "string": "text",
             "varchar": "text"}.get(t, t)
-
-
-def _widens(source: str | None, target: str | None) -> bool:
-    if source is None or target is None:
-        return False
-    if source == target:
-        return True
-    if source in _WIDENING and target in _WIDENING:
-        return _WIDENING[source] <= _WIDENING[target]
-    if source in _WIDENING and target.startswith("decimal") and _WIDENING[source] <= 3:
-        return True
-    return False
 
 
 def _written_names(query: exp.Expression) -> dict[str, str]:
