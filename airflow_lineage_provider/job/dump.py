@@ -1,7 +1,9 @@
 """The dump a job leaves for the hook: one place that writes and reads its format.
 
 ``plans.jsonl`` holds one record per captured write (or bare query):
-``{"index", "sql", "line", "kind", "plan", "extras"}``. ``result.json`` holds the
+``{"index", "sql", "line", "kind", ...}`` with the lean plan of
+``lineage/digest.py`` (or Spark's own ``"plan"`` JSON and ``"extras"`` when the
+digest failed; the extractor reads both). ``result.json`` holds the
 run's outcome: each statement's status, and the error that stopped the job.
 Standard library only: the driver imports this inside Spark.
 """

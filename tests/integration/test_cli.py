@@ -88,3 +88,28 @@ def test_unreadable_script_is_a_clear_error(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert "cannot read" in proc.stderr and "nope.sql" in proc.stderr
+
+
+def test_driver_dumps_lean_plans_that_the_hook_reads_back(tmp_path):
+    """The driver digests each plan while Spark runs on: the dump holds lean records, not Spark's JSON."""
+    from airflow_lineage_provider import local_spark
+    from airflow_lineage_provider.job.dump import SCRIPT, read_dump
+    from airflow_lineage_provider.lineage import digest
+    from airflow_lineage_provider.lineage.report import from_records
+
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    (dump / SCRIPT).write_text(SEED_DDL + SEED_JOIN + ";")
+    code, stderr = local_spark.run_driver(str(dump), conf=local_spark.local_conf(str(tmp_path / "state")),
+                                          dry_run=True, quiet=True)
+    assert code == 0, stderr
+    result = read_dump(str(dump))
+    [record] = result.records
+    assert digest.is_lean(record) and "plan" not in record and record["index"] == 3
+    assert (dump / "plans.jsonl").stat().st_size < 4_000  # Spark's compacted JSON of this plan: ~17 KB
+    [statement] = from_records(result.records, result.warnings).statements
+    assert statement.method == "plan" and statement.confidence == 1.0
+    name = {c: {(i.table.rsplit(".", 1)[-1], i.field, i.subtype) for i in inputs} for c, inputs in statement.columns}
+    assert name["name"] == {("ods_users", "name", "TRANSFORMATION"), ("dim_company", "company_name", "TRANSFORMATION")}
+    assert name["p"] == {("ods_users", "birthday", "TRANSFORMATION")}
+    assert name["id"] == {("ods_users", "id", "IDENTITY")}

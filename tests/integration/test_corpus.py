@@ -99,9 +99,9 @@ def test_dataframe_only_nodes_pass_lineage_through(corpus, spark):
 
 
 def test_unknown_node_warns_and_lowers_confidence(corpus, analyze, monkeypatch):
-    from airflow_lineage_provider.lineage import plan
+    from airflow_lineage_provider.lineage import digest
 
-    monkeypatch.setattr(plan, "PASS_THROUGH", plan.PASS_THROUGH - {"Sample"})
+    monkeypatch.setattr(digest, "PASS_THROUGH", digest.PASS_THROUGH - {"Sample"})
     st = analyze("SELECT name FROM emp TABLESAMPLE (50 PERCENT)")
     assert direct(st) == {"name": {"emp.name:I"}}
     assert st.confidence < 1.0
