@@ -851,11 +851,18 @@ class _Resolver:
             if node is not None:
                 self._indirect_expr(scope, node, SORT)
         for p in e.expressions:
-            for w in p.find_all(exp.Window):
+            conditional = False
+            # One pass finds window specs and whether anything in the projection is a condition.
+            for w in p.find_all(exp.Window, *_CONDITIONS):
+                if not isinstance(w, exp.Window):
+                    conditional = True
+                    continue
                 for part in w.args.get("partition_by") or []:
                     self._indirect_expr(scope, part, WINDOW)
                 if w.args.get("order") is not None:
                     self._indirect_expr(scope, w.args["order"], WINDOW)
+            if not conditional:
+                continue
             refs: list[_Ref] = []
             _collect(p, refs, [], False, False, False, False)
             for ref in refs:
@@ -996,25 +1003,34 @@ class _Resolver:
         ]
 
 
-class _Generator(sqlglot.Dialect.get_or_raise(DIALECT).generator_class):  # type: ignore[misc,name-defined]
-    """Spark SQL with every binary operator in parentheses, as the plan extractor writes expressions."""
-
-    def binary(self, expression: exp.Binary, op: str) -> str:
-        text = f"{self.sql(expression, 'this')} {op} {self.sql(expression, 'expression')}"
-        return text if isinstance(expression.parent, exp.Paren) else f"({text})"
-
-
 def render(node: exp.Expression) -> str:
-    """The expression as written against the query's aliases; call once resolution is done (no copy)."""
+    """The expression as written against the query's aliases, every binary operator in parentheses
+    as the plan extractor writes them; call once resolution is done."""
     if isinstance(node, exp.Column):
         return node.sql(DIALECT)
     global _GENERATOR
     if _GENERATOR is None:
-        _GENERATOR = _Generator(dialect=DIALECT, normalize_functions="lower")
-    return _GENERATOR.generate(node, copy=False)
+        # An instance, not a subclass: sqlglot's compiled build (sqlglotc) cannot be subclassed.
+        _GENERATOR = sqlglot.Dialect.get_or_raise(DIALECT).generator(normalize_functions="lower")
+    # Wrap binary operations in parentheses in place (no copy of the tree), then unwrap.
+    wrapped: list[tuple[exp.Paren, exp.Expression]] = []
+    for b in node.find_all(exp.Binary):
+        if b is node or isinstance(b, exp.Dot) or isinstance(b.parent, exp.Paren):
+            continue
+        paren = exp.Paren()
+        b.replace(paren)
+        paren.set("this", b)
+        wrapped.append((paren, b))
+    try:
+        text = _GENERATOR.generate(node, copy=False)
+        wrap = isinstance(node, exp.Binary) and not isinstance(node, exp.Dot) and not isinstance(node.parent, exp.Paren)
+        return f"({text})" if wrap else text
+    finally:
+        for paren, b in reversed(wrapped):
+            paren.replace(b)
 
 
-_GENERATOR: _Generator | None = None
+_GENERATOR: Any = None
 
 
 def spark_name(node: exp.Expression, sql: str = "") -> str:
@@ -1045,6 +1061,10 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
     if isinstance(n, exp.Binary) and not isinstance(n, exp.Dot):
         return exp.Paren(this=n)
     return n
+
+
+# Expressions whose parts only decide the result: their references are CONDITIONAL.
+_CONDITIONS = (exp.Case, exp.If, exp.Nvl2, exp.Filter)
 
 
 def _collect(node: exp.Expression, refs: list[_Ref], subs: list[exp.Expression], identity: bool, agg: bool,

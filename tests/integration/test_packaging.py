@@ -36,3 +36,19 @@ def test_bundled_spark_submit_runs_the_matching_spark():
     proc = subprocess.run([local_spark.spark_submit(), "--version"], capture_output=True, text=True, env=env)
     assert proc.returncode == 0
     assert f"version {md.version('pyspark')}" in proc.stdout + proc.stderr
+
+
+def test_static_extractor_runs_on_the_compiled_sqlglot():
+    """sqlglot[c] installs sqlglotc of the same release; the extractor must not subclass its compiled classes."""
+    import sqlglot.parser
+
+    from airflow_lineage_provider.lineage.sql import SqlExtractor
+
+    assert md.version("sqlglotc") == md.version("sqlglot")
+    assert sqlglot.parser.__file__.endswith((".so", ".pyd")), sqlglot.parser.__file__
+    x = SqlExtractor()
+    x.run("CREATE TABLE t (a INT, b INT) USING parquet")
+    [st] = x.statement("CREATE TABLE u AS SELECT a + b * 2 AS s FROM t", 0)
+    assert st.warnings == () and st.method == "sql"
+    assert {(i.field, i.subtype, i.expression) for i in st.column_map["s"]} == {
+        ("a", "TRANSFORMATION", "(t.a + (t.b * 2))"), ("b", "TRANSFORMATION", "(t.a + (t.b * 2))")}
