@@ -21,6 +21,7 @@ Lean record (``"format": "lean/1"``)::
     outer      exprIds read by correlated subqueries (they filter the result)
     target     the written Dataset, or null; ``columns`` user-given target column names
     static     static partition columns; ``warnings`` what the digest could not read
+    schemas    {catalog table: [[column, SQL type], ...]} of the tables read and written
 
 An expression is ``[text, refs, subqueries]``; a ref ``[exprId, subtype, flags]``
 (flags: 1 masking, 2 conditional, 4 Spark-generated name); a subquery
@@ -110,6 +111,7 @@ def digest(record: dict[str, Any]) -> dict[str, Any]:
         target=write[0].to_dict() if write and write[0] else None,
         columns=list(write[2]) if write and write[2] else None,
         static=list((extras.get("write") or {}).get("static_partitions") or {}),
+        schemas=builder.schemas(query, write),
         warnings=builder.warnings,
     )
     return out
@@ -360,6 +362,24 @@ class _Digest:
         location = location or (paths.get("paths") or [None])[0] or _source_path(node)
         return naming.from_location(location, table=table)
 
+    def schemas(self, query: Tree, write: tuple[Dataset | None, Tree, tuple[str, ...] | None] | None
+                ) -> dict[str, list[list[str]]]:
+        """Columns of the catalog tables the statement read and wrote, for the static extractor's
+        schema cache: the next run's START lineage knows them before Spark runs."""
+        out: dict[str, list[list[str]]] = {}
+        for node in query.deep_walk():
+            if node.cls in RELATIONS:
+                table = self.datasets[self._dataset(node)].table
+                if table:
+                    out.setdefault(table, _typed_columns(node))
+        if write and write[0] is not None and write[0].table:
+            names = list(write[2] or ()) or [n for _, n in self.output(query)]
+            names += [n for n in (self.extras.get("write") or {}).get("static_partitions") or {} if n not in names]
+            known = out.get(write[0].table)
+            if known is None or [c[0] for c in known] != names:  # read and written alike: keep the types
+                out[write[0].table] = [[n, ""] for n in names]
+        return out
+
     def note_relations(self, query: Tree) -> None:
         """Every relation of the plan is an input, also one read only by a condition or subquery."""
         for node in query.deep_walk():
@@ -414,6 +434,17 @@ def _alias_field(node: Tree) -> list[tuple[int, Tree]]:
                 and any(e.cls == "Alias" for e in items):
             return [(eid, e) for e in items if (eid := ex.expr_id(e)) is not None]
     return []
+
+
+def _typed_columns(relation: Tree) -> list[list[str]]:
+    """[[column, SQL type], ...] of a relation, from the attributes it outputs."""
+    fields = ("dataCols", "partitionCols") if relation.cls == "HiveTableRelation" else ("output",)
+    out = []
+    for name in fields:
+        for flat in relation.fields.get(name) or ():
+            if isinstance(flat, list) and flat and isinstance(flat[0], dict) and "name" in flat[0]:
+                out.append([str(flat[0]["name"]), ex.type_sql(flat[0].get("dataType"))])
+    return out
 
 
 def _lateral_plan(node: Tree) -> Tree | None:

@@ -190,7 +190,7 @@ def render(node: Tree) -> str:
         return render(kids[0])  # Spark's implicit cast of a literal: not what the user wrote
     if cls in ("Cast", "AnsiCast", "UpCast", "TryCast") and kids:
         word = "try_cast" if cls == "TryCast" or f.get("evalMode") == "TRY" else "CAST"
-        return f"{word}({render(kids[0])} AS {_type_sql(f.get('dataType'))})"
+        return f"{word}({render(kids[0])} AS {type_sql(f.get('dataType'))})"
     if cls == "In" and kids:
         return f"({render(kids[0])} IN ({', '.join(render(k) for k in kids[1:])}))"
     if cls == "InSet" and kids:
@@ -287,7 +287,8 @@ def _literal(value: object, data_type: object) -> str:
     return str(value)
 
 
-def _type_sql(data_type: object) -> str:
+def type_sql(data_type: object) -> str:
+    """Spark's JSON name of a type as SQL writes it (``long`` -> ``BIGINT``)."""
     if isinstance(data_type, str):
         return {"long": "BIGINT", "integer": "INT", "short": "SMALLINT", "byte": "TINYINT"}.get(
             data_type, data_type.upper()

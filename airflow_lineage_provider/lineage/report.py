@@ -31,18 +31,19 @@ def from_records(records: Iterable[dict[str, Any]], warnings: Iterable[str] = ()
     return LineageReport(statements=tuple(statements), warnings=tuple(warnings))
 
 
-def static(sql: str, *, schema: Any = None, embedded: bool = False) -> LineageReport:
+def static(sql: str, *, schema: Any = None, embedded: bool = False, cache: Any = None) -> LineageReport:
     """Lineage from the SQL text alone (no JVM): for START events and when no plan was captured.
 
-    On the embedded Spark a catalog table's location is known (its warehouse), so datasets
-    get the same names as the plan extractor gives them; elsewhere they keep catalog names.
+    ``cache``: a ``SchemaCache`` of the tables earlier runs saw. On the embedded Spark a catalog
+    table's location is known (its warehouse), so datasets get the same names as the plan
+    extractor gives them; elsewhere they keep catalog names.
     """
     from dataclasses import replace
 
     from airflow_lineage_provider.lineage.sql import SqlExtractor
 
     try:
-        report = SqlExtractor(schema=schema).run(sql)
+        report = SqlExtractor(schema=schema, cache=cache).run(sql)
     except Exception as e:  # lineage never breaks the job
         log.warning("static lineage failed: %s", e, exc_info=True)
         return LineageReport(warnings=(f"static lineage failed: {e.__class__.__name__}: {e}",))
@@ -86,3 +87,17 @@ def format_table(report: LineageReport) -> str:
     for w in report.warnings:
         lines.append(f"warning: {w}")
     return "\n".join(lines)
+
+
+def remember_schemas(cache: Any, records: list[dict[str, Any]]) -> int:
+    """Put the catalog tables a run's plans read and wrote into ``cache`` and save it; how many."""
+    from airflow_lineage_provider.lineage.digest import digest
+
+    count = 0
+    for record in records:
+        for table, columns in (digest(record).get("schemas") or {}).items():
+            cache.put(table, [tuple(c) for c in columns])
+            count += 1
+    if count:
+        cache.save()
+    return count

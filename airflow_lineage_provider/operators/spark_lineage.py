@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,11 @@ class SparkSqlLineageOperator(BaseOperator):
     :param keep_going: run the remaining statements after one fails (the task still fails).
     :param lineage_schema: ``{table: {column: type}}`` of tables the script reads but does not
         create, for the static lineage of START events (and the fallback when no plan is captured).
+    :param schema_cache: where the task keeps the schemas of the catalog tables its runs read and
+        wrote, so the next run's static lineage knows them before Spark runs: a JSON file path,
+        ``True`` (default) for ``$AIRFLOW_HOME/lineage/schema_cache/<dag_id>/<task_id>.json``,
+        ``False`` for none. It sits on the worker's disk: point it at shared storage when tasks
+        move between workers.
     :param openlineage_inject_parent_job_info: add the task's OpenLineage job and run ids to the
         Spark conf (``spark.openlineage.parent*``), so openlineage-spark's events of the job link to
         this task. Default: ``[openlineage] spark_inject_parent_job_info``.
@@ -73,6 +79,7 @@ class SparkSqlLineageOperator(BaseOperator):
         openlineage_inject_parent_job_info: bool | None = None,
         openlineage_inject_transport_info: bool | None = None,
         lineage_schema: dict[str, Any] | None = None,
+        schema_cache: str | bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -101,6 +108,7 @@ class SparkSqlLineageOperator(BaseOperator):
         self.openlineage_inject_parent_job_info = openlineage_inject_parent_job_info
         self.openlineage_inject_transport_info = openlineage_inject_transport_info
         self.lineage_schema = lineage_schema
+        self.schema_cache = schema_cache
         self.lineage: LineageReport | None = None
         self._hook: SparkLineageHook | None = None
         self._error: BaseException | None = None
@@ -147,10 +155,33 @@ class SparkSqlLineageOperator(BaseOperator):
                 why = "; ".join(result.warnings) or "the plan dump is empty"
                 fallback = self._static_lineage()
                 return fallback.with_warning(f"no plan was captured ({why}): static lineage from the SQL text")
-            return from_records(result.records, result.warnings)
+            report = from_records(result.records, result.warnings)
+            self._remember_schemas(result.records)
+            return report
         except Exception as e:
             self.log.warning("Column lineage could not be extracted: %s", e, exc_info=True)
             return LineageReport(warnings=(f"lineage extraction failed: {e}",))
+
+    def _cache(self) -> Any:
+        """The task's schema cache, or ``None`` when switched off."""
+        if self.schema_cache is False:
+            return None
+        from airflow_lineage_provider.lineage.sql_schema import SchemaCache
+
+        path = self.schema_cache if isinstance(self.schema_cache, str) else default_schema_cache(self.dag_id,
+                                                                                                 self.task_id)
+        return SchemaCache(path)
+
+    def _remember_schemas(self, records: list[dict[str, Any]]) -> None:
+        try:
+            cache = self._cache()
+            if cache is not None and records:
+                from airflow_lineage_provider.lineage.report import remember_schemas
+
+                os.makedirs(os.path.dirname(os.path.abspath(cache.path)), exist_ok=True)
+                remember_schemas(cache, records)
+        except Exception as e:  # lineage never breaks the job
+            self.log.warning("The schema cache could not be written: %s", e, exc_info=True)
 
     # -- OpenLineage ------------------------------------------------------------------
     # Called by the OpenLineage provider's listener; every OpenLineage import stays in here.
@@ -189,7 +220,12 @@ class SparkSqlLineageOperator(BaseOperator):
     def _static_lineage(self) -> LineageReport:
         from airflow_lineage_provider.lineage.report import static
 
-        return static(self._sql_text() or "", schema=self.lineage_schema, embedded=self.conn_id is None)
+        try:
+            cache = self._cache()
+        except Exception as e:  # an unreadable cache only costs schema knowledge
+            self.log.warning("The schema cache could not be read: %s", e)
+            cache = None
+        return static(self._sql_text() or "", schema=self.lineage_schema, embedded=self.conn_id is None, cache=cache)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """Convert the lineage ``execute()`` computed; never runs Spark (the listener allows 10 s)."""
@@ -209,6 +245,12 @@ class SparkSqlLineageOperator(BaseOperator):
     def on_kill(self) -> None:
         if self._hook is not None:
             self._hook.on_kill()
+
+
+def default_schema_cache(dag_id: str, task_id: str) -> str:
+    """``$AIRFLOW_HOME/lineage/schema_cache/<dag_id>/<task_id>.json``: one cache per task."""
+    home = os.environ.get("AIRFLOW_HOME") or os.path.expanduser("~/airflow")
+    return os.path.join(home, "lineage", "schema_cache", dag_id, f"{task_id}.json")
 
 
 def _conf_flag(key: str) -> bool:
