@@ -33,6 +33,7 @@ from airflow_lineage_provider.lineage.model import (
 
 UNKNOWN_NODE_CONFIDENCE = 0.5
 _NONE: frozenset = frozenset()
+_new = tuple.__new__  # builds an Origin without the Python-level __new__ of a NamedTuple (hot path)
 # ColumnInput's own order, compared field by field in C rather than by its generated __lt__.
 _ORDER = attrgetter("table", "field", "type", "subtype", "expression", "masking")
 
@@ -137,8 +138,9 @@ class PlanResolver:
             keep_any = subtype == IDENTITY or flags & lean.GENERATED
             masked = bool(flags & lean.MASKING)
             for o in self._resolve_ref(children, eid):
-                out.add(Origin(o.table, o.field, stronger(subtype, o.subtype),
-                               o.expression if keep_any and o.expression else text, o.masking or masked))
+                step = o.subtype if o.subtype == subtype else stronger(subtype, o.subtype)
+                out.add(_new(Origin, (o.table, o.field, step, o.expression if keep_any and o.expression else text,
+                                      o.masking or masked)))
         for scalar, plan in subs:
             if scalar:
                 for eid in self.nodes[plan]["o"][:1]:

@@ -433,6 +433,8 @@ class _Resolver:
         self._texts: dict[int, str] = {}
         self._pending: list[exp.Expression] = []
         self._src_memo: dict[tuple[int, str], frozenset[Origin]] = {}
+        self._table_memo: dict[tuple[str, str], frozenset[Origin]] = {}
+        self._indirect_seen: set[tuple[str, str, str, bool]] = set()
         self._views_noted: set[str] = set()
         self._unknown_tables: set[str] = set()
 
@@ -740,9 +742,14 @@ class _Resolver:
             if src.name and src.dataset and src.dataset.table:
                 self._unknown_tables.add(src.name)
             return frozenset({Origin(label, name, IDENTITY, "", False)})
+        key = (label, name)
+        cached = self._table_memo.get(key)
+        if cached is not None:
+            return cached
         found = info.lookup(name)
         if found is not None:
-            return frozenset({Origin(label, found[0], IDENTITY, "", False)})
+            cached = self._table_memo[key] = frozenset({Origin(label, found[0], IDENTITY, "", False)})
+            return cached
         self.warn(f"column {name} is not in the schema of {src.name}")
         return frozenset()
 
@@ -905,6 +912,11 @@ class _Resolver:
         return False
 
     def _indirect_expr(self, scope: Scope, node: exp.Expression, subtype: str) -> None:
+        if node.find(*_NESTED) is None:  # the common case, walked by sqlglot itself
+            for n in node.find_all(exp.Column):
+                if not isinstance(n.this, exp.Star):
+                    self._add_indirect(self._condition_column(scope, n, subtype == SORT), subtype)
+            return
         stack = [node]
         while stack:
             n = stack.pop()
@@ -925,8 +937,12 @@ class _Resolver:
             stack.extend(n.iter_expressions())
 
     def _add_indirect(self, origins: Iterable[Origin], subtype: str) -> None:
+        seen = self._indirect_seen
         for o in origins:
-            self.result.indirect.add(ColumnInput(o.table, o.field, INDIRECT, subtype, "", o.masking))
+            key = (o.table, o.field, subtype, o.masking)
+            if key not in seen:  # conditions name the same columns again and again: build each input once
+                seen.add(key)
+                self.result.indirect.add(ColumnInput(o.table, o.field, INDIRECT, subtype, "", o.masking))
 
     # -- types and text -------------------------------------------------------------------------
 
@@ -1063,6 +1079,8 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
     return n
 
 
+# Inside a condition, what is not read as plain columns: queries, and grouping-id bits.
+_NESTED = (exp.Subquery, exp.Select, exp.SetOperation, exp.Grouping, exp.GroupingId)
 # Expressions whose parts only decide the result: their references are CONDITIONAL.
 _CONDITIONS = (exp.Case, exp.If, exp.Nvl2, exp.Filter)
 
