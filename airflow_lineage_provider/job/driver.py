@@ -23,7 +23,6 @@ if __package__ in (None, ""):  # run as a file by spark-submit
 from airflow_lineage_provider.job.capture import PlanCapture, is_write, simple_name  # noqa: E402
 from airflow_lineage_provider.job.dump import SCRIPT, DumpWriter  # noqa: E402
 from airflow_lineage_provider.job.statements import Statement, split_statements  # noqa: E402
-from airflow_lineage_provider.lineage.digest import digest  # noqa: E402
 
 # Parsed plans that are writes: in a dry run they are analyzed, never executed.
 WRITE_STATEMENTS = frozenset({
@@ -219,6 +218,8 @@ class Driver:
     def _digested(self, record: dict[str, Any]) -> dict[str, Any]:
         """The lean plan, digested here while Spark runs on; Spark's own JSON if that fails."""
         try:
+            from airflow_lineage_provider.lineage.digest import digest
+
             return digest(record)
         except Exception as e:  # lineage never breaks the job; the hook digests it again
             self.capture.warnings.append(f"plan digest failed, dumped Spark's JSON: {e.__class__.__name__}: {e}")
