@@ -7,12 +7,16 @@ export const ROW_HEIGHT = 26;
 export const HEADER_HEIGHT = 34;
 export const TABLE_WIDTH = 200;
 
-/** Short name of a table: the last part of `catalog.db.table`, or of a path. */
+/** Short name of a table: the table of `catalog.db.table`, the last part of a path. */
 export function shortName(label) {
   const text = String(label);
   if (text.startsWith("query result")) return text;
-  const parts = text.split(/[./]/).filter(Boolean);
-  return parts.length ? parts[parts.length - 1] : text;
+  if (text.startsWith("/") || text.includes("://")) {
+    const parts = text.split("/").filter(Boolean);
+    return parts.length ? parts[parts.length - 1] : text;
+  }
+  const parts = text.split(".");
+  return parts.length > 2 ? parts.slice(2).join(".") : parts[parts.length - 1];
 }
 
 /** Ids for Cytoscape built from positions, never from names, so no name needs escaping. */

@@ -103,8 +103,8 @@ class LineageView {
         this.exportButton));
     const legend = el("div", { class: "cl-legend" },
       ...[["IDENTITY", "identity"], ["TRANSFORMATION", "transformation"], ["AGGREGATION", "aggregation"]].map(
-        ([k, text]) => el("span", { class: "cl-key" }, el("i", { class: `cl-swatch cl-${k.toLowerCase()}` }), text)),
-      el("span", { class: "cl-key" }, el("i", { class: "cl-swatch cl-indirect" }), "indirect (join, filter, group…)"),
+        ([k, text]) => el("span", { class: "cl-key" }, el("span", { class: `cl-swatch cl-${k.toLowerCase()}` }), text)),
+      el("span", { class: "cl-key" }, el("span", { class: "cl-swatch cl-indirect" }), "indirect (join, filter, group…)"),
       el("span", { class: "cl-hint" }, "Click a column for its impact; hover an edge for its expression."));
     this.canvas = el("div", { id: "cl-graph", class: "cl-graph" });
     this.tooltip = el("div", { id: "cl-tooltip", class: "cl-tooltip", hidden: true, role: "tooltip" });
