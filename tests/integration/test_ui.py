@@ -363,10 +363,11 @@ def test_dag_run_tab_joins_the_tasks_graphs(server, page, tmp_path):
     statements = frame.locator("#cl-statements summary").all_inner_texts()
     assert any(s.startswith("prepare_tables") for s in statements)
     assert any(s.startswith("build_dwd_users") for s in statements)
+    _screenshot(page, tmp_path, "column-lineage-dag-run.png")
     _click_column(page, frame, T + "ods_users", "birthday")
     frame.locator("#cl-selected").wait_for()
     assert {T + "dwd_users.birthday", T + "dwd_users.p"} <= _highlighted(frame, "downstream")
-    _screenshot(page, tmp_path, "column-lineage-dag-run.png")
+    assert "in build_dwd_users" in frame.locator("#cl-downstream").inner_text()
 
 
 def test_hostile_names_render_as_text(server, page):

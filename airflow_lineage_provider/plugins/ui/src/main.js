@@ -375,7 +375,8 @@ class LineageView {
         ...mine.map((r) => el("li", { "data-column": `${r.table}.${r.column}`, "data-direction": direction },
           el("button", { type: "button", class: "cl-colbtn", onclick: () => this.focusColumn(r.id) },
             `${shortName(r.table)}.${r.column}`),
-          el("span", { class: "cl-meta" }, ` ${r.distance} hop${r.distance === 1 ? "" : "s"} · ${r.subtypes.join(", ").toLowerCase()}`),
+          el("span", { class: "cl-meta" }, ` ${r.distance} hop${r.distance === 1 ? "" : "s"} · ${r.subtypes.join(", ").toLowerCase()}`
+            + (this.opts.view === "dag_run" && r.tasks.length ? ` · in ${r.tasks.join(", ")}` : "")),
           r.expressions.length ? el("code", { class: "cl-expr" }, r.expressions.join(" | ")) : null)))];
     };
     this.panel.replaceChildren(
