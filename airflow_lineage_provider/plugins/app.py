@@ -94,6 +94,12 @@ def _payload(dag_id: str, run_id: str, task_id: str | None, map_index: int | Non
     }
 
 
+# Defence in depth behind textContent: only the plugin's own script runs, nothing is fetched
+# from elsewhere, and only Airflow's own pages may frame the page.
+_CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
+        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'")
+
+
 def _url(request: Request, *segments: str) -> str:
     """A path under the plugin's prefix, each segment quoted (a run id may hold ``+``, ``:`` or worse)."""
     return request.scope.get("root_path", "") + "".join("/" + quote(s, safe="") for s in segments)
@@ -113,7 +119,7 @@ def _page(request: Request, *, title: str, api_url: str, scope: dict[str, Any]) 
 <div id="column-lineage-app" {attrs}></div>
 <script src="{html.escape(root)}/static/column-lineage.js"></script>
 </body></html>"""
-    return HTMLResponse(body, headers={"Cache-Control": "no-store"})
+    return HTMLResponse(body, headers={"Cache-Control": "no-store", "Content-Security-Policy": _CSP})
 
 
 def create_app() -> FastAPI:

@@ -121,6 +121,8 @@ def test_page_escapes_every_id_and_quotes_them_in_urls(client):
     assert "<title>Column lineage: d&quot;&gt;&lt;img src=x onerror=alert(1)&gt; / t</title>" in r.text
     assert f'data-api="/api/dags/d%22%3E%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3E/runs/{app_module.quote(RUN, safe="")}/tasks/t"' in r.text
     assert 'data-map-index=""' in r.text
+    csp = r.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "frame-ancestors 'self'" in csp
     r = client.get(f"/dags/d/runs/{RUN}/tasks/t", params={"map_index": "2"}, headers={"Authorization": "Bearer good"})
     assert "/tasks/t?map_index=2" in r.text and 'data-map-index="2"' in r.text
 
