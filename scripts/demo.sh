@@ -19,3 +19,30 @@ echo
 airflow-lineage show --dag-id spark_column_lineage_demo
 echo
 echo "Try it on your own SQL:  $VENV/bin/airflow-lineage extract --sql my_script.sql --dry-run"
+echo
+# How to look at it in the Airflow UI: the plugin's "Column lineage" tab of this run.
+"$VENV/bin/python" - <<'PY'
+import os, socket, urllib.parse
+from sqlalchemy import select
+from airflow.models.dagrun import DagRun
+from airflow.utils.session import create_session
+
+with create_session() as session:
+    run_id = session.scalars(select(DagRun.run_id).where(DagRun.dag_id == "spark_column_lineage_demo")
+                             .order_by(DagRun.id.desc())).first()
+port = 8080
+with socket.socket() as s:
+    if s.connect_ex(("127.0.0.1", port)) == 0:  # 8080 taken: pick a free port
+        with socket.socket() as free:
+            free.bind(("127.0.0.1", 0))
+            port = free.getsockname()[1]
+home, venv = os.environ["AIRFLOW_HOME"], os.environ["VENV"]
+base = f"http://127.0.0.1:{port}"
+run = urllib.parse.quote(run_id, safe="")
+print("Column lineage in the Airflow UI: start the api-server (Ctrl-C stops it):")
+print(f"  AIRFLOW_HOME={home} AIRFLOW__CORE__LOAD_EXAMPLES=False {venv}/bin/airflow api-server -H 127.0.0.1 -p {port}")
+print(f"then open {base}/dags/spark_column_lineage_demo/runs/{run}/tasks/build_dwd_users/plugin/column-lineage")
+print(f"  (the whole run: {base}/dags/spark_column_lineage_demo/runs/{run}/plugin/column-lineage-run)")
+print(f"and sign in as admin with the password in {home}/simple_auth_manager_passwords.json.generated")
+print("(the api-server writes that file when it first starts).")
+PY

@@ -6,4 +6,15 @@ source "$(dirname "$0")/env.sh"
 bash "$ROOT/scripts/setup.sh" >/dev/null
 source "$(dirname "$0")/env.sh"
 cd "$ROOT"
+# The UI tests drive Debian's Chromium through Playwright (no browser download): install it once.
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "test: installing Debian's chromium for the browser tests (once)"
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; } >/dev/null 2>&1 \
+      || echo "test: could not install chromium; the browser tests will fail in CI and be skipped elsewhere" >&2
+  else
+    echo "test: chromium is not installed (apt-get install chromium as root); browser tests will be skipped" >&2
+  fi
+fi
 exec "$VENV/bin/python" -m pytest -p no:cacheprovider "$@"

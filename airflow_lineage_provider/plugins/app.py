@@ -1,0 +1,175 @@
+"""The plugin's FastAPI app: the column-lineage pages and the JSON API they read.
+
+Airflow mounts plugin apps without any authentication of their own, so every route that
+shows or returns lineage depends on ``requires_access_dag("GET", DagAccessEntity.XCOM)``:
+the caller must be signed in (``Authorization: Bearer`` or the UI's ``_token`` cookie, which
+the page sends when the Airflow UI shows it in an iframe) and allowed to read the DAG's XComs.
+Only the static bundle (no data in it) is served to anyone.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from sqlalchemy import select
+
+from airflow_lineage_provider.lineage.model import LineageReport
+from airflow_lineage_provider.plugins.graph import TaskLineage, build_graph
+
+XCOM_KEY = "column_lineage"
+URL_PREFIX = "/column-lineage"
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+
+
+def _requires_xcom_read() -> Any:
+    """Airflow's own check: signed in, and may read this DAG's XComs (401 / 403 otherwise)."""
+    from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
+    from airflow.api_fastapi.core_api.security import requires_access_dag
+
+    return Depends(requires_access_dag("GET", DagAccessEntity.XCOM))
+
+
+def parse_map_index(raw: str | None) -> int | None:
+    """The map index of a tab's URL; ``None`` (every map index) when it is absent or not a number.
+
+    Airflow leaves ``{MAP_INDEX}`` in the URL as is for an unmapped task.
+    """
+    if raw is None:
+        return None
+    try:
+        return int(raw.strip())
+    except ValueError:
+        return None
+
+
+def read_lineage(dag_id: str, run_id: str, task_id: str | None = None,
+                 map_index: int | None = None) -> tuple[list[TaskLineage], list[str]]:
+    """The ``column_lineage`` XComs of a DAG run (or one task of it), in task order.
+
+    A value that is not a lineage document is skipped with a warning, never a server error.
+    """
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    query = select(XComModel).where(XComModel.dag_id == dag_id, XComModel.run_id == run_id,
+                                     XComModel.key == XCOM_KEY)
+    if task_id is not None:
+        query = query.where(XComModel.task_id == task_id)
+    if map_index is not None:
+        query = query.where(XComModel.map_index == map_index)
+    tasks: list[TaskLineage] = []
+    problems: list[str] = []
+    with create_session() as session:
+        rows = session.scalars(query.order_by(XComModel.timestamp, XComModel.task_id, XComModel.map_index)).all()
+        for row in rows:
+            value = XComModel.deserialize_value(row)
+            try:
+                if isinstance(value, str):
+                    value = json.loads(value)
+                report = LineageReport.from_dict(value)
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                problems.append(f"task {row.task_id}: XCom {XCOM_KEY!r} is not a lineage document ({exc})")
+                continue
+            tasks.append(TaskLineage(task_id=row.task_id, map_index=row.map_index, report=report))
+    return tasks, problems
+
+
+def _payload(dag_id: str, run_id: str, task_id: str | None, map_index: int | None) -> dict[str, Any]:
+    tasks, problems = read_lineage(dag_id, run_id, task_id, map_index)
+    return {
+        "dag_id": dag_id,
+        "run_id": run_id,
+        "task_id": task_id,
+        "map_index": map_index,
+        "documents": [{**t.ref, "lineage": t.report.to_dict()} for t in tasks],
+        "graph": build_graph(tasks),
+        "problems": problems,
+    }
+
+
+# Defence in depth behind textContent: only the plugin's own script runs, nothing is fetched
+# from elsewhere, and only Airflow's own pages may frame the page.
+_CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
+        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'")
+
+
+def _url(request: Request, *segments: str) -> str:
+    """A path under the plugin's prefix, each segment quoted (a run id may hold ``+``, ``:`` or worse)."""
+    return request.scope.get("root_path", "") + "".join("/" + quote(s, safe="") for s in segments)
+
+
+def _page(request: Request, *, title: str, api_url: str, scope: dict[str, Any]) -> HTMLResponse:
+    """The HTML shell: the data comes from the API; every value here is escaped."""
+    root = request.scope.get("root_path", "")
+    attrs = " ".join(f'data-{k}="{html.escape(str(v), quote=True)}"' for k, v in
+                     {"api": api_url, **{k: ("" if v is None else v) for k, v in scope.items()}}.items())
+    body = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(title)}</title>
+<link rel="stylesheet" href="{html.escape(root)}/static/column-lineage.css">
+</head><body>
+<div id="column-lineage-app" {attrs}></div>
+<script src="{html.escape(root)}/static/column-lineage.js"></script>
+</body></html>"""
+    return HTMLResponse(body, headers={"Cache-Control": "no-store", "Content-Security-Policy": _CSP})
+
+
+def create_app() -> FastAPI:
+    app = FastAPI(title="Column lineage", description="Column-level lineage of Spark SQL tasks, from XCom "
+                  f"{XCOM_KEY!r}", docs_url=None, redoc_url=None)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    auth = _requires_xcom_read()
+
+    @app.get("/api/dags/{dag_id}/runs/{run_id}", dependencies=[auth])
+    def dag_run_lineage(dag_id: str, run_id: str) -> JSONResponse:
+        """Every task's lineage in a DAG run, stitched into one graph."""
+        return JSONResponse(_payload(dag_id, run_id, None, None))
+
+    @app.get("/api/dags/{dag_id}/runs/{run_id}/tasks/{task_id}", dependencies=[auth])
+    def task_lineage(dag_id: str, run_id: str, task_id: str,
+                     map_index: str | None = Query(None, description="a number; anything else: every map index")
+                     ) -> JSONResponse:
+        """One task instance's lineage (all map indexes of the task when none is given)."""
+        return JSONResponse(_payload(dag_id, run_id, task_id, parse_map_index(map_index)))
+
+    @app.get("/dags/{dag_id}/runs/{run_id}", dependencies=[auth], response_class=HTMLResponse)
+    def dag_run_page(request: Request, dag_id: str, run_id: str) -> HTMLResponse:
+        api = _url(request, "api", "dags", dag_id, "runs", run_id)
+        return _page(request, title=f"Column lineage: {dag_id} / {run_id}", api_url=api,
+                     scope={"view": "dag_run", "dag-id": dag_id, "run-id": run_id})
+
+    @app.get("/dags/{dag_id}/runs/{run_id}/tasks/{task_id}", dependencies=[auth], response_class=HTMLResponse)
+    def task_page(request: Request, dag_id: str, run_id: str, task_id: str,
+                  map_index: str | None = None) -> HTMLResponse:
+        index = parse_map_index(map_index)
+        api = _url(request, "api", "dags", dag_id, "runs", run_id, "tasks", task_id)
+        if index is not None:
+            api += f"?map_index={index}"
+        run_page = _url(request, "dags", dag_id, "runs", run_id)
+        return _page(request, title=f"Column lineage: {dag_id} / {task_id}", api_url=api,
+                     scope={"view": "task", "dag-id": dag_id, "run-id": run_id, "task-id": task_id,
+                            "map-index": index, "run-page": run_page})
+
+    @app.exception_handler(HTTPException)
+    async def _error(request: Request, exc: HTTPException) -> Response:
+        """JSON for the API; a short page for the views, so an iframe says what is wrong."""
+        if request.url.path.startswith(request.scope.get("root_path", "") + "/api/") or exc.status_code not in (401, 403):
+            return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+        message = ("Sign in to Airflow to see column lineage." if exc.status_code == 401
+                   else "You may not read this DAG's XComs, so its column lineage is not shown.")
+        return HTMLResponse(f"<!doctype html><meta charset='utf-8'><title>{exc.status_code}</title>"
+                            f"<p style='font-family:sans-serif'>{html.escape(message)}</p>",
+                            status_code=exc.status_code)
+
+    return app
+
+
+app = create_app()

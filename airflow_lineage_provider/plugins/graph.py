@@ -1,0 +1,288 @@
+"""Lineage documents -> the graph the UI draws: tables with their columns, column-to-column edges.
+
+The UI reads the same ``airflow-lineage/1`` documents as everything else (``LineageReport``);
+this module only rearranges them. Documents of several tasks are stitched into one graph: a
+table written by one task and read by another is one node, so a path can be followed across
+tasks. Two datasets are the same node when they share a catalog table name or a storage
+location (a task reading a path another task wrote as a table still joins up).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from airflow_lineage_provider.lineage.model import (
+    DIRECT,
+    IDENTITY,
+    INDIRECT,
+    ColumnInput,
+    Dataset,
+    LineageReport,
+    StatementLineage,
+    stronger,
+)
+
+# The namespace naming.from_location gives a table whose location is unknown: not a location.
+_CATALOG_NAMESPACE = "spark_catalog"
+
+
+@dataclass(frozen=True)
+class TaskLineage:
+    """The lineage document one task instance pushed to XCom."""
+
+    task_id: str
+    map_index: int
+    report: LineageReport
+
+    @property
+    def ref(self) -> dict[str, Any]:
+        return {"task_id": self.task_id, "map_index": self.map_index}
+
+
+class _Keys:
+    """Union-find over dataset identities: catalog name and storage location."""
+
+    def __init__(self) -> None:
+        self._parent: dict[str, str] = {}
+
+    def find(self, key: str) -> str:
+        self._parent.setdefault(key, key)
+        root = key
+        while self._parent[root] != root:
+            root = self._parent[root]
+        while self._parent[key] != root:  # path compression
+            self._parent[key], key = root, self._parent[key]
+        return root
+
+    def union(self, keys: list[str]) -> None:
+        roots = [self.find(k) for k in keys]
+        for other in roots[1:]:
+            if other != roots[0]:
+                self._parent[other] = roots[0]
+
+
+def _dataset_keys(dataset: Dataset) -> list[str]:
+    keys = []
+    if dataset.table:
+        keys.append("table:" + dataset.table)
+    if dataset.namespace != _CATALOG_NAMESPACE or not dataset.table:
+        keys.append(f"location:{dataset.namespace}|{dataset.name}")
+    return keys
+
+
+def _label_key(label: str) -> str:
+    """The key of a column's table when the statement names no dataset for it."""
+    return "table:" + label
+
+
+@dataclass
+class _Table:
+    id: str
+    label: str
+    kind: str  # "dataset" or "result" (a bare query's result set)
+    namespace: str | None = None
+    name: str | None = None
+    columns: list[str] = field(default_factory=list)
+    writers: list[dict[str, Any]] = field(default_factory=list)
+    readers: list[dict[str, Any]] = field(default_factory=list)
+
+    def add_column(self, column: str) -> None:
+        if column not in self.columns:
+            self.columns.append(column)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "label": self.label,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "columns": list(self.columns),
+            "writers": self.writers,
+            "readers": self.readers,
+        }
+
+
+def _add_ref(refs: list[dict[str, Any]], ref: dict[str, Any]) -> None:
+    if ref not in refs:
+        refs.append(ref)
+
+
+def build_graph(tasks: list[TaskLineage]) -> dict[str, Any]:
+    """One graph of every task's lineage, JSON-ready for the UI.
+
+    ``tables``: nodes with their columns in a stable order (written columns first, as the
+    statement writes them, then columns only read). ``edges``: one per (source column, target
+    column), its ``subtype`` the strongest of its ``steps`` (each step one statement of one task,
+    with its own subtype and expression). ``indirect``: one per (source column, target table),
+    naming the target columns it influences. ``table_edges``: the table-level summary.
+    """
+    keys = _Keys()
+    datasets_by_key: dict[str, Dataset] = {}
+
+    # Pass 1: which datasets are one node.
+    for task in tasks:
+        for stmt in task.report.statements:
+            for ds in (*stmt.inputs, *((stmt.target,) if stmt.target else ())):
+                ks = _dataset_keys(ds)
+                keys.union([*ks, _label_key(ds.label)])
+                for k in ks:
+                    datasets_by_key.setdefault(k, ds)
+            for _, srcs in stmt.columns:
+                for c in srcs:
+                    keys.find(_label_key(c.table))
+            for c in stmt.indirect:
+                keys.find(_label_key(c.table))
+
+    tables: dict[str, _Table] = {}  # by union-find root, or by result id
+
+    def table_for(root: str, label: str, dataset: Dataset | None) -> _Table:
+        if root not in tables:
+            tables[root] = _Table(id=f"t{len(tables)}", label=label, kind="dataset",
+                                  namespace=dataset.namespace if dataset else None,
+                                  name=dataset.name if dataset else None)
+        table = tables[root]
+        if dataset is not None:
+            if table.namespace is None or (table.namespace == _CATALOG_NAMESPACE and dataset.namespace != _CATALOG_NAMESPACE):
+                table.namespace, table.name = dataset.namespace, dataset.name
+            if dataset.table and table.label != dataset.table and table.label == (table.name or ""):
+                table.label = dataset.table  # prefer the catalog name over a path
+        return table
+
+    def resolve(stmt: StatementLineage, label: str) -> _Table:
+        """The node of a column's ``table`` (a dataset label) within one statement."""
+        for ds in (*stmt.inputs, *((stmt.target,) if stmt.target else ())):
+            if ds.label == label or ds.table == label:
+                return table_for(keys.find(_dataset_keys(ds)[0]), ds.label, ds)
+        return table_for(keys.find(_label_key(label)), label, None)
+
+    edges: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    indirect: dict[tuple[str, str, str], dict[str, Any]] = {}
+    task_summaries: list[dict[str, Any]] = []
+
+    for task in tasks:
+        statements = []
+        for stmt in task.report.statements:
+            step_ref = {**task.ref, "statement": stmt.index}
+            if stmt.target is not None:
+                target = resolve(stmt, stmt.target.label)
+                _add_ref(target.writers, task.ref)
+            else:
+                rid = f"result:{task.task_id}:{task.map_index}:{stmt.index}"
+                mapped = f"[{task.map_index}]" if task.map_index >= 0 else ""
+                target = tables.setdefault(rid, _Table(
+                    id=f"t{len(tables)}", label=f"query result: {task.task_id}{mapped} statement {stmt.index + 1}",
+                    kind="result"))
+            for ds in stmt.inputs:
+                _add_ref(resolve(stmt, ds.label).readers, task.ref)
+            for column, srcs in stmt.columns:
+                target.add_column(column)
+                for src in srcs:
+                    _add_direct(edges, resolve(stmt, src.table), src, target, column, step_ref)
+            for src in stmt.indirect:
+                _add_indirect(indirect, resolve(stmt, src.table), src, target,
+                              [c for c, _ in stmt.columns], step_ref)
+            statements.append({
+                "index": stmt.index,
+                "sql": stmt.sql,
+                "method": stmt.method,
+                "confidence": stmt.confidence,
+                "target": stmt.target.label if stmt.target else None,
+                "target_table": target.id,
+                "warnings": list(stmt.warnings),
+            })
+        task_summaries.append({**task.ref, "statements": statements, "warnings": list(task.report.warnings)})
+
+    edge_list = [{"id": f"e{i}", **e} for i, e in enumerate(edges.values())]
+    indirect_list = [{"id": f"i{i}", **e} for i, e in enumerate(indirect.values())]
+    return {
+        "tables": [t.to_dict() for t in tables.values()],
+        "edges": edge_list,
+        "indirect": indirect_list,
+        "table_edges": _table_edges(edge_list, indirect_list),
+        "tasks": task_summaries,
+    }
+
+
+def _add_direct(edges: dict, source: _Table, src: ColumnInput, target: _Table, column: str,
+                step_ref: dict[str, Any]) -> None:
+    source.add_column(src.field)
+    key = (source.id, src.field, target.id, column)
+    step = {**step_ref, "subtype": src.subtype, "expression": src.expression, "masking": src.masking}
+    edge = edges.get(key)
+    if edge is None:
+        edges[key] = {"source": source.id, "source_column": src.field, "target": target.id,
+                      "target_column": column, "type": DIRECT, "subtype": src.subtype,
+                      "masking": src.masking, "steps": [step]}
+        return
+    edge["subtype"] = stronger(edge["subtype"], src.subtype)
+    edge["masking"] = edge["masking"] or src.masking
+    if step not in edge["steps"]:
+        edge["steps"].append(step)
+
+
+def _add_indirect(indirect: dict, source: _Table, src: ColumnInput, target: _Table, columns: list[str],
+                  step_ref: dict[str, Any]) -> None:
+    source.add_column(src.field)
+    key = (source.id, src.field, target.id)
+    edge = indirect.setdefault(key, {"source": source.id, "source_column": src.field, "target": target.id,
+                                     "type": INDIRECT, "subtypes": [], "target_columns": [], "steps": []})
+    if src.subtype not in edge["subtypes"]:
+        edge["subtypes"].append(src.subtype)
+    for c in columns:
+        if c not in edge["target_columns"]:
+            edge["target_columns"].append(c)
+    step = {**step_ref, "subtype": src.subtype}
+    if step not in edge["steps"]:
+        edge["steps"].append(step)
+
+
+def _table_edges(edges: list[dict[str, Any]], indirect: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Table-to-table edges: how many column edges each carries, and whether only indirect ones."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for e in edges:
+        t = out.setdefault((e["source"], e["target"]), {"source": e["source"], "target": e["target"],
+                                                        "columns": 0, "indirect": 0, "subtype": IDENTITY})
+        t["columns"] += 1
+        t["subtype"] = stronger(t["subtype"], e["subtype"])
+    for e in indirect:
+        t = out.setdefault((e["source"], e["target"]), {"source": e["source"], "target": e["target"],
+                                                        "columns": 0, "indirect": 0, "subtype": None})
+        t["indirect"] += 1
+    return [{"id": f"te{i}", **t} for i, t in enumerate(out.values())]
+
+
+def impact(graph: dict[str, Any], table_id: str, column: str, *, indirect: bool = False) -> dict[str, list]:
+    """Every column upstream and downstream of one column, with its distance in hops.
+
+    The same walk the page does when a column is clicked; ``indirect`` also follows indirect
+    edges (a filter or join key influences every column its statement writes).
+    """
+    down: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    up: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for e in graph["edges"]:
+        s, t = (e["source"], e["source_column"]), (e["target"], e["target_column"])
+        down.setdefault(s, []).append(t)
+        up.setdefault(t, []).append(s)
+    if indirect:
+        for e in graph["indirect"]:
+            s = (e["source"], e["source_column"])
+            for c in e["target_columns"]:
+                down.setdefault(s, []).append((e["target"], c))
+                up.setdefault((e["target"], c), []).append(s)
+
+    def walk(adjacency: dict) -> list[tuple[str, str, int]]:
+        seen = {(table_id, column): 0}
+        frontier = [(table_id, column)]
+        while frontier:
+            nxt = []
+            for node in frontier:
+                for other in adjacency.get(node, []):
+                    if other not in seen:
+                        seen[other] = seen[node] + 1
+                        nxt.append(other)
+            frontier = nxt
+        return [(t, c, d) for (t, c), d in seen.items() if d > 0]
+
+    return {"upstream": walk(up), "downstream": walk(down)}

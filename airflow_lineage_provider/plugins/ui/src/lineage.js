@@ -1,0 +1,220 @@
+// Pure logic of the column-lineage view (no DOM, no Cytoscape): indexes the graph the API
+// returns (plugins/graph.py), walks impact paths, lays tables out with dagre, writes CSV.
+// Kept apart from main.js so `node --test` can check it.
+import dagre from "@dagrejs/dagre";
+
+export const ROW_HEIGHT = 26;
+export const HEADER_HEIGHT = 34;
+export const TABLE_WIDTH = 200;
+
+/** Short name of a table: the table of `catalog.db.table`, the last part of a path. */
+export function shortName(label) {
+  const text = String(label);
+  if (text.startsWith("query result")) return text;
+  if (text.startsWith("/") || text.includes("://")) {
+    const parts = text.split("/").filter(Boolean);
+    return parts.length ? parts[parts.length - 1] : text;
+  }
+  const parts = text.split(".");
+  return parts.length > 2 ? parts.slice(2).join(".") : parts[parts.length - 1];
+}
+
+/** Ids for Cytoscape built from positions, never from names, so no name needs escaping. */
+export function indexGraph(graph) {
+  const tables = new Map();
+  const columns = new Map(); // column id -> {id, table, name}
+  const byName = new Map(); // table id + "\u0000" + column -> column id
+  for (const t of graph.tables) {
+    tables.set(t.id, t);
+    t.columns.forEach((name, i) => {
+      const id = `${t.id}-c${i}`;
+      columns.set(id, { id, table: t.id, name });
+      byName.set(`${t.id}\u0000${name}`, id);
+    });
+  }
+  const col = (tableId, name) => byName.get(`${tableId}\u0000${name}`);
+  const direct = graph.edges.map((e) => ({ ...e, from: col(e.source, e.source_column), to: col(e.target, e.target_column) }));
+  const indirect = graph.indirect.map((e) => ({
+    ...e,
+    from: col(e.source, e.source_column),
+    to: e.target_columns.map((c) => col(e.target, c)).filter(Boolean),
+  }));
+  return { graph, tables, columns, col, direct, indirect };
+}
+
+/**
+ * Every column upstream and downstream of one column (breadth first, so `distance` is the
+ * fewest hops), and the edges on those paths. With `indirect`, an indirect input reaches
+ * every column its statement writes.
+ */
+export function impact(index, columnId, { indirect = false } = {}) {
+  const down = new Map();
+  const up = new Map();
+  const link = (map, a, b, edgeId) => {
+    if (!map.has(a)) map.set(a, []);
+    map.get(a).push({ other: b, edgeId });
+  };
+  for (const e of index.direct) {
+    link(down, e.from, e.to, e.id);
+    link(up, e.to, e.from, e.id);
+  }
+  if (indirect) {
+    for (const e of index.indirect) {
+      for (const to of e.to) {
+        link(down, e.from, to, e.id);
+        link(up, to, e.from, e.id);
+      }
+    }
+  }
+  const edges = new Set();
+  const walk = (adjacency) => {
+    const seen = new Map([[columnId, { distance: 0, via: [] }]]);
+    let frontier = [columnId];
+    while (frontier.length) {
+      const next = [];
+      for (const node of frontier) {
+        for (const { other, edgeId } of adjacency.get(node) || []) {
+          edges.add(edgeId);
+          if (!seen.has(other)) {
+            seen.set(other, { distance: seen.get(node).distance + 1, via: [edgeId] });
+            next.push(other);
+          } else if (seen.get(other).distance === seen.get(node).distance + 1) {
+            seen.get(other).via.push(edgeId);
+          }
+        }
+      }
+      frontier = next;
+    }
+    seen.delete(columnId);
+    return seen;
+  };
+  return { column: columnId, upstream: walk(up), downstream: walk(down), edges };
+}
+
+/** Tables upstream and downstream of a table, through table-level edges. */
+export function tableImpact(graph, tableId) {
+  const walk = (forward) => {
+    const seen = new Set([tableId]);
+    const edges = new Set();
+    let frontier = [tableId];
+    while (frontier.length) {
+      const next = [];
+      for (const node of frontier) {
+        for (const e of graph.table_edges) {
+          const [a, b] = forward ? [e.source, e.target] : [e.target, e.source];
+          if (a === node) {
+            edges.add(e.id);
+            if (!seen.has(b)) {
+              seen.add(b);
+              next.push(b);
+            }
+          }
+        }
+      }
+      frontier = next;
+    }
+    seen.delete(tableId);
+    return { tables: seen, edges };
+  };
+  const up = walk(false);
+  const down = walk(true);
+  return { upstream: up.tables, downstream: down.tables, edges: new Set([...up.edges, ...down.edges]) };
+}
+
+/** One row per impacted column: what a CSV export and the side panel list. */
+export function impactRows(index, result) {
+  const edgeById = new Map([...index.direct, ...index.indirect].map((e) => [e.id, e]));
+  const selected = index.columns.get(result.column);
+  const rows = [];
+  const describe = (direction, id, info) => {
+    const c = index.columns.get(id);
+    const via = info.via.map((eid) => edgeById.get(eid)).filter(Boolean);
+    const subtypes = [...new Set(via.flatMap((e) => (e.type === "INDIRECT" ? e.subtypes : [e.subtype])))];
+    const expressions = [...new Set(via.flatMap((e) => (e.steps || []).map((s) => s.expression).filter(Boolean)))];
+    const tasks = [...new Set(via.flatMap((e) => (e.steps || []).map((s) => s.task_id)))];
+    rows.push({
+      direction,
+      distance: info.distance,
+      table: index.tables.get(c.table).label,
+      column: c.name,
+      id,
+      subtypes,
+      expressions,
+      tasks,
+    });
+  };
+  for (const [id, info] of result.upstream) describe("upstream", id, info);
+  for (const [id, info] of result.downstream) describe("downstream", id, info);
+  rows.sort((a, b) => (a.direction === b.direction ? 0 : a.direction === "upstream" ? -1 : 1)
+    || a.distance - b.distance || a.table.localeCompare(b.table) || a.column.localeCompare(b.column));
+  return { selected: { table: index.tables.get(selected.table).label, column: selected.name }, rows };
+}
+
+/** A CSV cell: quoted, and a leading = + - @ defused so a spreadsheet never runs it. */
+export function csvCell(value) {
+  let text = value === null || value === undefined ? "" : String(value);
+  if (/^[=+\-@\t\r]/.test(text)) text = "'" + text;
+  return /[",\n\r]/.test(text) || text !== text.trim() ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+export function impactCsv(report) {
+  const header = ["selected_table", "selected_column", "direction", "distance", "table", "column",
+    "via_subtypes", "expressions", "tasks"];
+  const lines = [header.join(",")];
+  for (const r of report.rows) {
+    lines.push([report.selected.table, report.selected.column, r.direction, r.distance, r.table, r.column,
+      r.subtypes.join(" "), r.expressions.join(" | "), r.tasks.join(" ")].map(csvCell).join(","));
+  }
+  return lines.join("\r\n") + "\r\n";
+}
+
+/** Columns whose name, or `table.column`, contains the query (case-insensitive). */
+export function searchColumns(index, query) {
+  const q = String(query).trim().toLowerCase();
+  if (!q) return [];
+  const out = [];
+  for (const c of index.columns.values()) {
+    const table = index.tables.get(c.table).label;
+    const full = `${table}.${c.name}`.toLowerCase();
+    const short = `${shortName(table)}.${c.name}`.toLowerCase();
+    if (c.name.toLowerCase().includes(q) || full.includes(q) || short.includes(q)) out.push(c);
+  }
+  out.sort((a, b) => Number(b.name.toLowerCase() === q) - Number(a.name.toLowerCase() === q)
+    || a.name.length - b.name.length || a.name.localeCompare(b.name));
+  return out;
+}
+
+/** Table height in the column-level view: a header and one row per column. */
+export function tableHeight(table) {
+  return HEADER_HEIGHT + Math.max(1, table.columns.length) * ROW_HEIGHT;
+}
+
+/**
+ * Left-to-right positions of the tables (dagre, over table-level edges), and of each column
+ * row inside its table. Returns centre points, as Cytoscape wants them.
+ */
+export function layout(index, { columns = true } = {}) {
+  const g = new dagre.graphlib.Graph();
+  g.setGraph({ rankdir: "LR", nodesep: 40, ranksep: columns ? 120 : 100, marginx: 20, marginy: 20 });
+  g.setDefaultEdgeLabel(() => ({}));
+  for (const t of index.tables.values()) {
+    g.setNode(t.id, { width: TABLE_WIDTH, height: columns ? tableHeight(t) : 56 });
+  }
+  for (const e of index.graph.table_edges) {
+    if (e.source !== e.target) g.setEdge(e.source, e.target);
+  }
+  dagre.layout(g);
+  const tables = new Map();
+  const rows = new Map();
+  for (const t of index.tables.values()) {
+    const n = g.node(t.id);
+    tables.set(t.id, { x: n.x, y: n.y });
+    if (columns) {
+      const top = n.y - tableHeight(t) / 2 + HEADER_HEIGHT;
+      t.columns.forEach((name, i) => {
+        rows.set(index.col(t.id, name), { x: n.x, y: top + i * ROW_HEIGHT + ROW_HEIGHT / 2 });
+      });
+    }
+  }
+  return { tables, rows };
+}

@@ -1,0 +1,144 @@
+"""The plugin's FastAPI app with a stand-in auth manager: 401 and 403 come from Airflow's own dependency.
+
+SimpleAuthManager lets every role read XComs; the real server test proves 403 with a user that has
+no role. Here an auth manager that denies shows the app asks Airflow about exactly this DAG's XComs.
+"""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from airflow_lineage_provider.lineage.model import LineageReport, StatementLineage
+from airflow_lineage_provider.plugins import app as app_module
+from airflow_lineage_provider.plugins.graph import TaskLineage
+
+RUN = "manual__2026-01-01T00:00:00+00:00"
+
+
+class FakeUser:
+    def get_id(self) -> str:
+        return "u"
+
+    def get_name(self) -> str:
+        return "u"
+
+
+class FakeAuthManager:
+    def __init__(self, allow: bool) -> None:
+        self.allow = allow
+        self.calls: list[dict] = []
+
+    async def get_user_from_token(self, token: str) -> FakeUser:
+        from jwt import InvalidTokenError
+
+        if token != "good":
+            raise InvalidTokenError("bad token")
+        return FakeUser()
+
+    def is_authorized_dag(self, **kwargs) -> bool:
+        self.calls.append(kwargs)
+        return self.allow
+
+
+@pytest.fixture
+def client(monkeypatch):
+    from airflow.api_fastapi.core_api import security
+    from airflow.models.dag import DagModel
+
+    manager = FakeAuthManager(allow=True)
+    monkeypatch.setattr(security, "get_auth_manager", lambda: manager)
+    monkeypatch.setattr(DagModel, "get_team_name", staticmethod(lambda dag_id: None))
+    reads: list[tuple] = []
+
+    def read_lineage(dag_id, run_id, task_id=None, map_index=None):
+        reads.append((dag_id, run_id, task_id, map_index))
+        report = LineageReport((StatementLineage(0, "SELECT 1", "plan", 1.0, None, columns=(("one", ()),)),))
+        return [TaskLineage(task_id or "t", -1, report)], []
+
+    monkeypatch.setattr(app_module, "read_lineage", read_lineage)
+    c = TestClient(app_module.create_app())
+    c.manager, c.reads = manager, reads
+    return c
+
+
+def test_api_without_credentials_is_401(client):
+    r = client.get(f"/api/dags/d/runs/{RUN}/tasks/t")
+    assert r.status_code == 401
+    assert client.reads == []
+
+
+def test_api_with_an_invalid_token_is_refused(client):
+    r = client.get(f"/api/dags/d/runs/{RUN}", headers={"Authorization": "Bearer forged"})
+    assert r.status_code == 403  # Airflow's answer to a token it cannot verify
+    assert client.reads == []
+
+
+def test_api_for_a_user_the_auth_manager_denies_is_403(client):
+    from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
+
+    client.manager.allow = False
+    for url in (f"/api/dags/secret_dag/runs/{RUN}", f"/api/dags/secret_dag/runs/{RUN}/tasks/t",
+                f"/dags/secret_dag/runs/{RUN}", f"/dags/secret_dag/runs/{RUN}/tasks/t"):
+        r = client.get(url, headers={"Authorization": "Bearer good"})
+        assert r.status_code == 403, url
+    assert client.reads == []
+    assert {(c["method"], c["access_entity"], c["details"].id) for c in client.manager.calls} == {
+        ("GET", DagAccessEntity.XCOM, "secret_dag")}
+
+
+def test_api_with_the_ui_cookie_returns_documents_and_graph(client):
+    client.cookies.set("_token", "good")
+    r = client.get(f"/api/dags/d/runs/{RUN}/tasks/t", params={"map_index": "{MAP_INDEX}"})
+    assert r.status_code == 200
+    body = r.json()
+    assert client.reads == [("d", RUN, "t", None)]  # the literal placeholder: every map index
+    assert body["documents"][0]["lineage"]["format"] == "airflow-lineage/1"
+    assert body["graph"]["tables"][0]["columns"] == ["one"]
+    client.get(f"/api/dags/d/runs/{RUN}/tasks/t", params={"map_index": "3"})
+    assert client.reads[-1] == ("d", RUN, "t", 3)
+
+
+def test_views_need_authentication_and_say_so_as_a_page(client):
+    r = client.get(f"/dags/d/runs/{RUN}/tasks/t")
+    assert r.status_code == 401
+    assert r.headers["content-type"].startswith("text/html")
+    assert "Sign in to Airflow" in r.text
+
+
+def test_static_bundle_is_served_without_credentials(client):
+    assert client.get("/static/column-lineage.js").status_code == 200
+    assert client.get("/static/column-lineage.css").status_code == 200
+
+
+def test_page_escapes_every_id_and_quotes_them_in_urls(client):
+    dag = 'd"><img src=x onerror=alert(1)>'
+    r = client.get(f"/dags/{dag}/runs/{RUN}/tasks/t", params={"map_index": "{MAP_INDEX}"},
+                   headers={"Authorization": "Bearer good"})
+    assert r.status_code == 200
+    assert "<img" not in r.text
+    assert 'data-dag-id="d&quot;&gt;&lt;img src=x onerror=alert(1)&gt;"' in r.text
+    assert "<title>Column lineage: d&quot;&gt;&lt;img src=x onerror=alert(1)&gt; / t</title>" in r.text
+    assert f'data-api="/api/dags/d%22%3E%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3E/runs/{app_module.quote(RUN, safe="")}/tasks/t"' in r.text
+    assert 'data-map-index=""' in r.text
+    csp = r.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "frame-ancestors 'self'" in csp
+    r = client.get(f"/dags/d/runs/{RUN}/tasks/t", params={"map_index": "2"}, headers={"Authorization": "Bearer good"})
+    assert "/tasks/t?map_index=2" in r.text and 'data-map-index="2"' in r.text
+
+
+@pytest.mark.parametrize("raw, expected", [(None, None), ("{MAP_INDEX}", None), ("", None), ("-1", -1), ("4", 4), (" 2 ", 2)])
+def test_map_index_of_a_tab_url(raw, expected):
+    assert app_module.parse_map_index(raw) == expected
+
+
+def test_plugin_is_registered_with_both_tabs_and_the_app():
+    from importlib.metadata import entry_points
+
+    [ep] = [e for e in entry_points(group="airflow.plugins") if e.name == "column_lineage"]
+    plugin = ep.load()
+    assert plugin.fastapi_apps[0]["url_prefix"] == "/column-lineage"
+    views = {v["destination"]: v for v in plugin.external_views}
+    assert set(views) == {"task_instance", "dag_run"}
+    assert "{MAP_INDEX}" in views["task_instance"]["href"] and "{TASK_ID}" in views["task_instance"]["href"]
+    assert len({v["url_route"] for v in plugin.external_views}) == 2  # the UI finds a tab by its route
