@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -102,6 +103,9 @@ class SparkLineageHook(SparkSubmitHook):
         if cmd and cmd[0] == local_spark.spark_submit():
             # pyspark's own spark-submit needs SPARK_HOME and a local bind address.
             self._env = {**local_spark.local_env(), **(self._env or {})}
+        elif not self.cluster_mode and not os.environ.get("PYSPARK_DRIVER_PYTHON"):
+            # Client mode: the driver runs here and imports this package: use this interpreter.
+            self._env = {"PYSPARK_DRIVER_PYTHON": sys.executable, **(self._env or {})}
         return cmd
 
     # -- running ----------------------------------------------------------------------

@@ -173,7 +173,8 @@ def jdbc_name(url: str, table: str | None) -> tuple[str, str]:
     else:
         qualifier = [database] if database else []
     name_parts = [p.strip('"`[]') for p in _split_table(table)] if table else ["unknown"]
-    if scheme in _DEFAULT_SCHEMA and len(name_parts) == 1:
+    is_query = len(name_parts) == 1 and (" " in name_parts[0] or name_parts[0].startswith("("))
+    if scheme in _DEFAULT_SCHEMA and len(name_parts) == 1 and not is_query:
         name_parts = [_DEFAULT_SCHEMA[scheme]] + name_parts
     if qualifier and name_parts and name_parts[0].lower() == qualifier[-1].lower() and len(name_parts) > 2:
         qualifier = qualifier[:-1]
