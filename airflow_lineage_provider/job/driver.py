@@ -241,9 +241,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-capture", action="store_true", help="run the SQL without capturing plans (benchmarks)")
     args = ap.parse_args(argv)
 
+    from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.appName("airflow-lineage")
+    SparkContext._ensure_initialized()  # the gateway, so that SparkConf() sees spark-submit's settings
+    builder = SparkSession.builder
+    if not SparkConf().contains("spark.app.name"):  # spark-submit --name wins (the task's name)
+        builder = builder.appName("airflow-lineage")
     if os.environ.get("AIRFLOW_LINEAGE_HIVE") == "1":
         builder = builder.enableHiveSupport()
     spark = builder.getOrCreate()
