@@ -1,7 +1,8 @@
-"""``airflow-lineage``: field lineage of Spark SQL from the command line.
+"""``airflow-lineage``: field lineage of Spark SQL and PySpark from the command line.
 
-``extract`` runs a script on the embedded local Spark (or ``--master``) and prints
-the lineage of its writes; ``show`` prints the lineage a DAG run left in XCom.
+``extract`` runs a SQL script (``--sql``/``-e``) or a PySpark application (``--app``)
+on the embedded local Spark (or ``--master``) and prints the lineage of its writes;
+``show`` prints the lineage a DAG run left in XCom.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     src = ex.add_mutually_exclusive_group(required=True)
     src.add_argument("--sql", metavar="FILE", help="the SQL script (many statements)")
     src.add_argument("-e", dest="inline", metavar="SQL", help="the SQL script as text")
+    src.add_argument("--app", metavar="FILE", help="a PySpark application: run it under the capture and print the "
+                                                   "lineage of its writes (its own arguments go after --)")
     ex.add_argument("--method", choices=["plan", "sql", "auto"], default="plan",
                     help="plan: run on Spark and read the analyzed plans; sql: static lineage from the SQL "
                          "text, no JVM; auto: plan, or sql when no Spark can be started")
@@ -44,7 +47,15 @@ def main(argv: list[str] | None = None) -> int:
     show.add_argument("--task-id", action="append", help="only these tasks")
     show.add_argument("--format", choices=["json", "table"], default="table")
 
+    argv = list(sys.argv[1:] if argv is None else argv)
+    app_args: list[str] = []
+    if "--" in argv:  # what follows "--" is the application's own command line
+        cut = argv.index("--")
+        argv, app_args = argv[:cut], argv[cut + 1:]
     args = parser.parse_args(argv)
+    args.app_args = app_args
+    if args.command == "extract" and args.app:
+        return _extract_app(args)
     if args.command == "extract":
         return _extract(args)
     return _show(args)
@@ -126,6 +137,38 @@ def _extract_plan(args: argparse.Namespace, script: str) -> int:
     if code and not errors:
         print(f"{stderr_tail}\nerror: the Spark job failed (exit code {code})", file=sys.stderr)
     return 1 if (errors or code) else 0
+
+
+def _extract_app(args: argparse.Namespace) -> int:
+    """Run a PySpark script under the driver (embedded Spark, or --master) and print its writes' lineage."""
+    from airflow_lineage_provider import local_spark
+    from airflow_lineage_provider.job.dump import read_dump
+    from airflow_lineage_provider.lineage.report import from_records
+
+    if not os.path.isfile(args.app):
+        print(f"airflow-lineage: cannot read {args.app}: no such file", file=sys.stderr)
+        return 2
+    if args.method == "sql" or args.dry_run:
+        print("airflow-lineage: --app runs the application on Spark: --method sql and --dry-run do not apply",
+              file=sys.stderr)
+        return 2
+    conf = dict(kv.split("=", 1) for kv in args.conf if "=" in kv)
+    dump = tempfile.mkdtemp(prefix="airflow-lineage-cli-")
+    try:
+        code, stderr_tail = local_spark.run_driver(dump, master=args.master, conf=conf, quiet=True,
+                                                   app=args.app, app_args=args.app_args)
+        result = read_dump(dump)
+    finally:
+        shutil.rmtree(dump, ignore_errors=True)
+    if result.error:
+        # The application failed: its own error, and no lineage printed as if it had succeeded.
+        print(f"{stderr_tail}\nerror: {result.error.get('message')}", file=sys.stderr)
+        return 1
+    if code:
+        print(f"{stderr_tail}\nerror: the Spark job failed (exit code {code})", file=sys.stderr)
+        return 1
+    _print(from_records(result.records, result.warnings), args.format)
+    return 0
 
 
 def _print(report: LineageReport, fmt: str, errors: list[dict] | None = None) -> None:

@@ -84,11 +84,17 @@ def submit_command(master: str, conf: dict[str, str], application: str, args: li
 
 
 def run_driver(dump_dir: str, *, master: str = LOCAL_MASTER, conf: dict[str, str] | None = None,
-               dry_run: bool = False, keep_going: bool = False, quiet: bool = False) -> tuple[int, str]:
-    """Run the driver with spark-submit outside Airflow (the CLI): (exit code, stderr tail if quiet)."""
+               dry_run: bool = False, keep_going: bool = False, quiet: bool = False,
+               app: str | None = None, app_args: list[str] | tuple[str, ...] = ()) -> tuple[int, str]:
+    """Run the driver with spark-submit outside Airflow (the CLI): (exit code, stderr tail if quiet).
+
+    With ``app`` the driver runs that PySpark script (with ``app_args``) instead of the SQL script.
+    """
     # The embedded catalog and warehouse are for local masters; a cluster brings its own.
     merged = {**local_conf(), **(conf or {})} if master.startswith("local") else dict(conf or {})
     args = ["--dump", dump_dir] + (["--dry-run"] if dry_run else []) + (["--keep-going"] if keep_going else [])
+    if app:
+        args += ["--app", os.path.abspath(app), "--", *app_args]
     env = {**os.environ, **local_env()}
     out = subprocess.DEVNULL if quiet else None
     proc = subprocess.run(submit_command(master, merged, DRIVER, args), env=env, stdout=out,

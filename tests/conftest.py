@@ -31,6 +31,7 @@ os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(DAGS)
 os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
 os.environ["AIRFLOW_LINEAGE_LOCAL_DIR"] = os.path.join(_HOME, "spark_local")
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+os.environ["AIRFLOW_LINEAGE_TEST_DATA"] = str(DATA)  # the test DAGs find the test applications here
 os.environ.pop("AIRFLOW__OPENLINEAGE__TRANSPORT", None)
 # py4j logs at INFO while the interpreter shuts down, when logging's streams are already closed.
 logging.getLogger("py4j").setLevel(logging.WARNING)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
+import zipfile
+from pathlib import Path
 from typing import Any
 
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
-from airflow_lineage_provider import local_spark
-from airflow_lineage_provider.job.dump import SCRIPT, JobResult, read_dump
+from airflow_lineage_provider import dump_location, local_spark
+from airflow_lineage_provider.job.dump import SCRIPT, JobResult, is_uri, read_dump
 
 try:
     from airflow.sdk.exceptions import AirflowException
@@ -32,20 +35,31 @@ class SparkLineageHook(SparkSubmitHook):
 
     :param conn_id: Spark connection; ``None`` for the embedded local Spark.
     :param dump_dir: where the job writes its plan dump; default a fresh temporary directory.
+    :param dump_uri: a directory both this worker and the Spark driver reach, on any
+        Hadoop-compatible file system (``file:///shared/lineage``, ``hdfs://nn/lineage``,
+        ``s3a://bucket/lineage``); each run writes under its own sub-directory. Needed in
+        cluster deploy mode, where the driver runs away from this worker. Default: the
+        connection's extra ``dump_uri``.
     :param keep_dump: keep the dump directory after reading it (for debugging).
     Other keyword arguments are ``SparkSubmitHook``'s.
     """
 
     hook_name = "Spark (column lineage)"
 
-    def __init__(self, *, conn_id: str | None = None, dump_dir: str | None = None,
+    def __init__(self, *, conn_id: str | None = None, dump_dir: str | None = None, dump_uri: str | None = None,
                  keep_dump: bool = False, **kwargs: Any) -> None:
         self._embedded_requested = conn_id is None
         self._dump_dir = dump_dir
+        self._dump_uri = dump_uri
         self._keep_dump = keep_dump
         super().__init__(conn_id=conn_id or "spark_default", **kwargs)
         if self.embedded:
             self._conf = {**local_spark.local_conf(), **self._conf}
+        elif self._dump_uri is None:
+            try:
+                self._dump_uri = self.get_connection(self._conn_id).extra_dejson.get("dump_uri") or None
+            except AirflowException:
+                pass
 
     # -- connection -------------------------------------------------------------------
 
@@ -89,34 +103,123 @@ class SparkLineageHook(SparkSubmitHook):
         if cmd and cmd[0] == local_spark.spark_submit():
             # pyspark's own spark-submit needs SPARK_HOME and a local bind address.
             self._env = {**local_spark.local_env(), **(self._env or {})}
+        elif not self.cluster_mode and not os.environ.get("PYSPARK_DRIVER_PYTHON"):
+            # Client mode: the driver runs here and imports this package: use this interpreter.
+            self._env = {"PYSPARK_DRIVER_PYTHON": sys.executable, **(self._env or {})}
         return cmd
 
     # -- running ----------------------------------------------------------------------
+
+    @property
+    def cluster_mode(self) -> bool:
+        return self._connection.get("deploy_mode") == "cluster"
 
     def run_sql(self, sql: str, *, dry_run: bool = False, keep_going: bool = False) -> JobResult:
         """Run ``sql`` (many statements) and return what the job dumped.
 
         Raises ``SparkJobError`` with Spark's message when a statement fails.
         """
-        dump = self._dump_dir or tempfile.mkdtemp(prefix="airflow-lineage-")
-        os.makedirs(dump, exist_ok=True)
-        with open(os.path.join(dump, SCRIPT), "w", encoding="utf-8") as f:
-            f.write(sql)
-        self._application_args = ["--dump", dump]
-        if dry_run:
-            self._application_args.append("--dry-run")
-        if keep_going:
-            self._application_args.append("--keep-going")
-        submit_error: AirflowException | None = None
+        def prepare(dump: str) -> list[str]:
+            dump_location.write_file(dump, SCRIPT, sql)
+            return (["--dry-run"] if dry_run else []) + (["--keep-going"] if keep_going else [])
+
+        return self._run(prepare)
+
+    def run_application(self, application: str, application_args: list[Any] | None = None) -> JobResult:
+        """Run a PySpark script, unchanged, under the capture; return what the job dumped.
+
+        Raises ``SparkJobError`` with the script's own error (Python's or Spark's message)
+        when it fails.
+        """
+        args = [str(a) for a in (application_args or [])]
+
+        def prepare(dump: str) -> list[str]:
+            app = application
+            if self.cluster_mode and not is_uri(app):
+                if not os.path.isfile(app):
+                    raise SparkJobError(f"The application {app} does not exist on this Airflow worker")
+                # The driver runs on the cluster: it fetches the script from the shared dump location.
+                app = dump_location.copy_file(dump, app)
+            elif not is_uri(app) and not os.path.isfile(app):
+                raise SparkJobError(f"The application {app} does not exist (or is not a file)")
+            elif not is_uri(app):
+                app = os.path.abspath(app)
+            return ["--app", app, "--", *args]
+
+        return self._run(prepare)
+
+    def _run(self, prepare: Any) -> JobResult:
+        self._check_deploy_mode()
+        if self._dump_uri:
+            dump = dump_location.run_location(self._dump_uri)
+            remove_after = not self._keep_dump
+        else:
+            dump = self._dump_dir or tempfile.mkdtemp(prefix="airflow-lineage-")
+            os.makedirs(dump, exist_ok=True)
+            remove_after = not self._keep_dump and self._dump_dir is None
         try:
-            self.submit(local_spark.DRIVER)
-        except AirflowException as e:
-            submit_error = e
-        result = read_dump(dump)
-        if not self._keep_dump and self._dump_dir is None:
-            shutil.rmtree(dump, ignore_errors=True)
+            extra = prepare(dump) or []
+            self._application_args = ["--dump", dump, *extra]
+            if self.cluster_mode:
+                self._py_files = ",".join(p for p in (self._py_files, job_package_zip()) if p)
+            submit_error: AirflowException | None = None
+            try:
+                self.submit(local_spark.DRIVER)
+            except AirflowException as e:
+                submit_error = e
+            try:
+                with dump_location.fetched(dump) as local:
+                    result = read_dump(local)
+            except dump_location.DumpLocationError as e:
+                result = JobResult(warnings=[str(e)])
+        finally:
+            if remove_after:
+                dump_location.remove(dump)
+        if self._keep_dump:
+            self.log.info("Plan dump kept at %s", dump)
         if result.error:
             raise SparkJobError(result.error.get("message") or str(result.error))
         if submit_error is not None:
             raise SparkJobError(f"The Spark job failed: {submit_error}")
         return result
+
+    def _check_deploy_mode(self) -> None:
+        """Cluster deploy mode needs a shared dump location, and a manager that runs Python drivers."""
+        if not self.cluster_mode:
+            return
+        master = self._connection.get("master") or ""
+        if master.startswith("spark://"):
+            raise SparkJobError(
+                f"Spark's standalone master ({master}) cannot run Python applications in cluster deploy "
+                "mode, and our driver is a Python application. Use client deploy mode (the driver runs "
+                "on this worker, executors on the cluster), or a YARN or Kubernetes master for cluster mode."
+            )
+        if self.embedded or master.startswith("local"):
+            raise SparkJobError("cluster deploy mode needs a cluster master (YARN or Kubernetes), not a local one")
+        if not self._dump_uri:
+            raise SparkJobError(
+                "In cluster deploy mode the Spark driver runs away from this Airflow worker: set dump_uri "
+                "(on the operator or as the connection's extra 'dump_uri') to a directory both can reach, "
+                "e.g. hdfs://namenode:8020/tmp/airflow-lineage, s3a://bucket/airflow-lineage or "
+                "file:///mnt/shared/airflow-lineage."
+            )
+
+
+# Modules the driver imports: shipped with --py-files when the driver runs on the cluster.
+_JOB_MODULES = ("__init__.py", "job/__init__.py", "job/app.py", "job/capture.py", "job/driver.py",
+                "job/dump.py", "job/statements.py", "lineage/__init__.py", "lineage/model.py", "lineage/naming.py",
+                "lineage/digest.py", "lineage/tree.py", "lineage/expressions.py", "lineage/spark_functions.json")
+
+
+def job_package_zip(directory: str | None = None) -> str:
+    """A zip of the driver's own modules (pyspark and the standard library aside), built once
+    per process: in cluster deploy mode the driver runs where this package is not installed."""
+    package = Path(__file__).resolve().parents[1]
+    target = Path(directory or tempfile.gettempdir()) / f"airflow_lineage_job-{os.getpid()}.zip"
+    if not target.exists() or target.stat().st_mtime < max((package / m).stat().st_mtime for m in _JOB_MODULES):
+        tmp = target.with_suffix(".tmp")
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+            for module in _JOB_MODULES:
+                zf.write(package / module, f"airflow_lineage_provider/{module}")
+        os.replace(tmp, target)
+    return str(target)

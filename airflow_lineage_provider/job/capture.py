@@ -16,7 +16,7 @@ import threading
 import traceback
 from typing import Any
 
-from airflow_lineage_provider.lineage.naming import table_name
+from airflow_lineage_provider.lineage.naming import strip_jdbc_credentials, table_name
 
 # Write commands, outermost first: for one target, the lower rank is kept.
 WRITE_RANK = {
@@ -31,6 +31,14 @@ WRITE_RANK = {
     "InsertIntoDataSourceDirCommand": 0,
     "InsertIntoHiveDirCommand": 0,
     "CreateViewCommand": 0,  # persistent views only: a temporary view is not a dataset
+    # DataSource V2 writes (DataFrameWriterV2, JDBC and other V2 catalogs), and streaming sinks.
+    "CreateTableAsSelect": 0,
+    "ReplaceTableAsSelect": 0,
+    "AppendData": 1,
+    "OverwriteByExpression": 1,
+    "OverwritePartitionsDynamic": 1,
+    "WriteToMicroBatchDataSourceV1": 1,
+    "WriteToMicroBatchDataSource": 1,
 }
 
 
@@ -156,7 +164,8 @@ class PlanCapture:
             self._add_table_locations(parsed, extras)
             self._add_path_relations(plan, parsed, extras)
             self._add_expand_projections(plan, parsed, extras)
-            write = self._write_details(plan)
+            add_source_relations(plan, parsed, extras)
+            write = self._write_details(plan) or write_details_v2(plan, self)
             if write:
                 extras["write"] = write
         except Exception as e:
@@ -237,7 +246,9 @@ class PlanCapture:
         if name in ("CreateDataSourceTableAsSelectCommand",):
             ident = plan.table().identifier()
             db = ident.database().get() if ident.database().isDefined() else "default"
-            return {"location": self.location(db, ident.table()), "mode": "create"}
+            # saveAsTable on an existing table is a CTAS in append or overwrite mode.
+            mode = _SAVE_MODES.get(plan.mode().toString(), "create")
+            return {"location": self.location(db, ident.table()), "mode": mode}
         if name in ("InsertIntoHiveTable",):
             ident = plan.table().identifier()
             db = ident.database().get() if ident.database().isDefined() else "default"
@@ -253,6 +264,11 @@ class PlanCapture:
             return {"path": uri.get().toString() if uri.isDefined() else None, "mode": "overwrite"}
         if name == "SaveIntoDataSourceCommand":
             options = _scala_map(plan.options())
+            if "jdbc" in plan.dataSource().getClass().getName().lower() or "url" in options:
+                # write.jdbc: the URL without credentials, the table; never the options themselves.
+                table = options.get("dbtable") or options.get("query")
+                return {"jdbc": {"url": strip_jdbc_credentials(options.get("url", "")), "table": table},
+                        "mode": plan.mode().toString().lower()}
             return {"path": options.get("path"), "mode": plan.mode().toString().lower(),
                     "format": plan.dataSource().getClass().getName()}
         return None
@@ -274,6 +290,18 @@ class _Listener:
 
     class Java:
         implements = ["org.apache.spark.sql.util.QueryExecutionListener"]
+
+
+def digested(record: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """The record with its lean plan (``lineage/digest.py``), digested in the driver while Spark
+    runs on; Spark's own JSON, with a warning, if that fails (the hook digests it again)."""
+    try:
+        from airflow_lineage_provider.lineage.digest import digest
+
+        return digest(record)
+    except Exception as e:  # lineage never breaks the job
+        warnings.append(f"plan digest failed, dumped Spark's JSON: {e.__class__.__name__}: {e}")
+        return record
 
 
 def deduplicate(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -353,3 +381,107 @@ def _scala_map(m: Any) -> dict[str, str]:
     except Exception:
         pass
     return out
+
+
+# -- sources and targets the JSON leaves null: JDBC, DataSource V2, streaming ---------------
+# Spark's JSON writes ``relation``, ``table``, ``source`` and ``sink`` as null; they are read
+# from the JVM objects here. JDBC URLs lose their credentials before they are recorded.
+
+_SAVE_MODES = {"Append": "append", "Overwrite": "overwrite", "ErrorIfExists": "create", "Ignore": "create"}
+_SOURCE_LEAVES = frozenset({"LogicalRelation", "DataSourceV2Relation", "StreamingExecutionRelation",
+                            "StreamingDataSourceV2Relation", "StreamingDataSourceV2ScanRelation"})
+
+
+def add_source_relations(plan: Any, flat: list[dict[str, Any]], extras: dict[str, Any]) -> None:
+    """JDBC tables, V2 tables and started streaming sources, keyed by their first output exprId."""
+    wanted = {"DataSourceV2Relation", "StreamingExecutionRelation", "StreamingDataSourceV2Relation"}
+    if not any(_short(n["class"]) in wanted or (_short(n["class"]) == "LogicalRelation" and n.get("relation") is None
+                                                and not n.get("catalogTable"))
+               for n in _all_nodes(flat)):
+        return
+    for node in _jvm_nodes(plan):
+        name = simple_name(node)
+        if name not in _SOURCE_LEAVES:
+            continue
+        try:
+            info = describe_source(node)
+            if info and node.output().size() > 0:
+                key = str(node.output().apply(0).exprId().id())
+                extras["relations"][key] = {**extras["relations"].get(key, {}), **info}
+        except Exception as e:  # noqa: BLE001 - a source we cannot read is named by what the JSON has
+            extras.setdefault("source_warnings", []).append(f"could not read the source of {name}: {e}")
+
+
+def describe_source(node: Any) -> dict[str, Any] | None:
+    """What names one relation: a JDBC URL and table, a V2 table, or a stream's files."""
+    name = simple_name(node)
+    if name == "LogicalRelation":
+        relation = node.relation()
+        if "JDBCRelation" in relation.getClass().getName():
+            return {"jdbc": _jdbc_options(relation.jdbcOptions())}
+        return None
+    if name == "DataSourceV2Relation" or name.startswith("StreamingDataSourceV2"):
+        return describe_v2_table(node.table(), node.catalog(), node.identifier())
+    if name == "StreamingExecutionRelation":
+        text = node.source().toString()  # FileStreamSource[file:/data/in]
+        if text.startswith("FileStreamSource[") and text.endswith("]"):
+            return {"paths": [text[len("FileStreamSource["):-1]], "format": "stream"}
+        return {"table": text}
+    return None
+
+
+def describe_v2_table(table: Any, catalog: Any = None, identifier: Any = None) -> dict[str, Any]:
+    label = None
+    if catalog is not None and identifier is not None and catalog.isDefined() and identifier.isDefined():
+        label = f"{catalog.get().name()}.{identifier.get().toString()}".lower()
+    out: dict[str, Any] = {"table": label or str(table.name()).lower()}
+    if "JDBCTable" in table.getClass().getName():
+        out["jdbc"] = {**_jdbc_options(table.jdbcOptions()), "table": str(table.name())}
+    else:
+        location = table.properties().get("location")
+        if location:
+            out["paths"] = [str(location)]
+    return out
+
+
+def _jdbc_options(options: Any) -> dict[str, Any]:
+    table = str(options.tableOrQuery())
+    if table.startswith("(") and ") SPARK_GEN_SUBQ_" in table:  # the query option
+        table = table[1:table.rindex(") SPARK_GEN_SUBQ_")]
+    return {"url": strip_jdbc_credentials(str(options.url())), "table": table}
+
+
+def write_details_v2(plan: Any, capture: PlanCapture) -> dict[str, Any] | None:
+    """Targets of V2 writes and streaming sinks."""
+    name = simple_name(plan)
+    if name in ("AppendData", "OverwriteByExpression", "OverwritePartitionsDynamic"):
+        target = plan.table()
+        info = describe_v2_table(target.table(), target.catalog(), target.identifier()) \
+            if simple_name(target) == "DataSourceV2Relation" else {}
+        mode = "append" if name == "AppendData" else "overwrite"
+        return {**info, "mode": mode, "location": (info.get("paths") or [None])[0]}
+    if name in ("CreateTableAsSelect", "ReplaceTableAsSelect"):
+        resolved = plan.name()
+        label = f"{resolved.catalog().name()}.{resolved.identifier().toString()}".lower()
+        out: dict[str, Any] = {"table": label, "mode": "create" if name.startswith("Create") else "overwrite"}
+        try:
+            loaded = resolved.catalog().loadTable(resolved.identifier())
+            out.update({k: v for k, v in describe_v2_table(loaded).items() if k != "table"})
+        except Exception:  # noqa: BLE001 - the table may not exist yet (a dry run)
+            pass
+        return out
+    if name in ("WriteToMicroBatchDataSourceV1", "WriteToMicroBatchDataSource"):
+        out = {"mode": plan.outputMode().toString().lower().rstrip("$")}
+        table = plan.catalogTable() if name.endswith("V1") else None
+        if table is not None and table.isDefined():
+            ident = table.get().identifier()
+            db = ident.database().get() if ident.database().isDefined() else "default"
+            out["table"] = f"spark_catalog.{db}.{ident.table()}".lower()
+            out["location"] = capture.location(db, ident.table())
+        sink = plan.sink().toString() if name.endswith("V1") else str(plan.write())
+        if sink.startswith("FileSink[") and sink.endswith("]"):
+            out["path"] = sink[len("FileSink["):-1]
+        elif "table" not in out:
+            out["sink"] = sink
+        return out
+    return None

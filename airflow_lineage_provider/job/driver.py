@@ -1,6 +1,10 @@
 """The Spark job: run a SQL script statement by statement and dump every write's plan.
 
-Submitted with ``spark-submit driver.py --sql-file F --dump DIR``. It imports only
+Submitted with ``spark-submit driver.py --sql-file F --dump DIR``, or with
+``--app SCRIPT.py [-- ARGS...]`` to run a PySpark application under the capture
+(``job/app.py``). ``DIR`` may be a URI on any Hadoop-compatible file system
+(``file:///shared/x``, ``hdfs://nn/x``, ``s3a://bucket/x``): the dump is then written,
+and the script read, through Spark's Hadoop FileSystem API. It imports only
 pyspark and the standard library (never Airflow): it runs wherever Spark runs.
 The whole script is parsed before anything runs, so a syntax error in statement
 3 fails the job before statements 1 and 2 have written anything.
@@ -20,8 +24,8 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file by spark-submit
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from airflow_lineage_provider.job.capture import PlanCapture, is_write, simple_name  # noqa: E402
-from airflow_lineage_provider.job.dump import SCRIPT, DumpWriter  # noqa: E402
+from airflow_lineage_provider.job.capture import PlanCapture, digested, is_write, simple_name  # noqa: E402
+from airflow_lineage_provider.job.dump import SCRIPT, DumpWriter, HadoopFiles, is_uri  # noqa: E402
 from airflow_lineage_provider.job.statements import Statement, split_statements  # noqa: E402
 
 # Parsed plans that are writes: in a dry run they are analyzed, never executed.
@@ -77,9 +81,9 @@ def parse_line_offset(message: str) -> int | None:
 
 class Driver:
     def __init__(self, spark: Any, dump_dir: str, *, dry_run: bool, keep_going: bool,
-                 capture: bool = True) -> None:
+                 capture: bool = True, files: HadoopFiles | None = None) -> None:
         self.spark = spark
-        self.writer = DumpWriter(dump_dir)
+        self.writer = DumpWriter(dump_dir, files)
         self.dry_run = dry_run
         self.keep_going = keep_going
         self.capture_plans = capture
@@ -213,17 +217,7 @@ class Driver:
     def _emit(self, stmt: Statement, plans: list[Any]) -> None:
         for record in self.capture.describe_all(plans):
             record.update(index=stmt.index, sql=stmt.sql, line=stmt.line)
-            self.writer.record(self._digested(record))
-
-    def _digested(self, record: dict[str, Any]) -> dict[str, Any]:
-        """The lean plan, digested here while Spark runs on; Spark's own JSON if that fails."""
-        try:
-            from airflow_lineage_provider.lineage.digest import digest
-
-            return digest(record)
-        except Exception as e:  # lineage never breaks the job; the hook digests it again
-            self.capture.warnings.append(f"plan digest failed, dumped Spark's JSON: {e.__class__.__name__}: {e}")
-            return record
+            self.writer.record(digested(record, self.capture.warnings))
 
 
 class _Parsed:
@@ -233,25 +227,40 @@ class _Parsed:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    app_args: list[str] = []
+    if "--" in argv:  # everything after "--" belongs to the application
+        cut = argv.index("--")
+        argv, app_args = argv[:cut], argv[cut + 1:]
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sql-file", help="the script; default DIR/script.sql")
-    ap.add_argument("--dump", required=True, help="directory for plans.jsonl and result.json")
+    ap.add_argument("--app", metavar="SCRIPT.py", help="run this PySpark application instead of SQL")
+    ap.add_argument("--dump", required=True, help="directory (or Hadoop file system URI) for plans.jsonl and result.json")
     ap.add_argument("--dry-run", action="store_true", help="run DDL, only analyze writes")
     ap.add_argument("--keep-going", action="store_true", help="report a failing statement and go on")
     ap.add_argument("--no-capture", action="store_true", help="run the SQL without capturing plans (benchmarks)")
     args = ap.parse_args(argv)
-    with open(args.sql_file or os.path.join(args.dump, SCRIPT), encoding="utf-8") as f:
-        script = f.read()
 
+    from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.appName("airflow-lineage")
+    SparkContext._ensure_initialized()  # the gateway, so that SparkConf() sees spark-submit's settings
+    builder = SparkSession.builder
+    if not SparkConf().contains("spark.app.name"):  # spark-submit --name wins (the task's name)
+        builder = builder.appName("airflow-lineage")
     if os.environ.get("AIRFLOW_LINEAGE_HIVE") == "1":
         builder = builder.enableHiveSupport()
     spark = builder.getOrCreate()
+    files = HadoopFiles(spark, args.dump) if is_uri(args.dump) else None
+    if args.app:
+        return _run_application(spark, args, app_args, files)
     try:
+        if args.sql_file:
+            script = files.read_uri(args.sql_file) if files and is_uri(args.sql_file) else _read(args.sql_file)
+        else:
+            script = files.read_text(SCRIPT) if files else _read(os.path.join(args.dump, SCRIPT))
         return Driver(spark, args.dump, dry_run=args.dry_run, keep_going=args.keep_going,
-                      capture=not args.no_capture).run(script)
+                      capture=not args.no_capture, files=files).run(script)
     except SystemExit as e:
         return int(e.code or 0)
     except Exception:
@@ -259,6 +268,42 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         spark.stop()
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def _run_application(spark: Any, args: argparse.Namespace, app_args: list[str], files: HadoopFiles | None) -> int:
+    from airflow_lineage_provider.job.app import ApplicationRunner
+
+    app = args.app
+    if not os.path.exists(app) and is_uri(app):
+        # The application lives on a shared file system (cluster deploy mode): fetch it.
+        import tempfile
+
+        reader = files or HadoopFiles(spark, os.path.dirname(app))
+        local_dir = tempfile.mkdtemp(prefix="airflow-lineage-app-")
+        local = os.path.join(local_dir, os.path.basename(app.rstrip("/")))
+        with open(local, "w", encoding="utf-8") as f:
+            f.write(reader.read_uri(app))
+        app = local
+    writer = DumpWriter(args.dump, files)
+    if not os.path.isfile(app):
+        message = f"The application {args.app} does not exist (or is not a file) where the Spark driver runs"
+        print(message, file=sys.stderr, flush=True)
+        writer.finish({"statements": [], "error": {"message": message}, "errors": [{"message": message}],
+                       "warnings": [], "spark_version": spark.version, "application": args.app})
+        spark.stop()
+        return 1
+    try:
+        return ApplicationRunner(spark, writer, capture=not args.no_capture).run(app, app_args)
+    finally:
+        try:
+            spark.stop()
+        except Exception:  # noqa: BLE001 - the application stopped it already
+            pass
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,18 +37,33 @@ class JobResult:
 
 
 class DumpWriter:
-    """Appends records as they are captured, so a crash keeps what came before."""
+    """Appends records as they are captured, so a crash keeps what came before.
 
-    def __init__(self, directory: str) -> None:
+    With ``files`` (a ``HadoopFiles`` of a ``dump_uri``) the records are written through
+    Spark's Hadoop FileSystem API when the job finishes: object stores cannot append.
+    """
+
+    def __init__(self, directory: str, files: HadoopFiles | None = None) -> None:
         self.directory = directory
-        os.makedirs(directory, exist_ok=True)
-        self._plans = open(os.path.join(directory, PLANS), "a", encoding="utf-8")
+        self._files = files
+        self._buffer: list[str] = []
+        if files is None:
+            os.makedirs(directory, exist_ok=True)
+            self._plans = open(os.path.join(directory, PLANS), "a", encoding="utf-8")
 
     def record(self, record: dict[str, Any]) -> None:
-        self._plans.write(json.dumps(record, separators=(",", ":")) + "\n")
+        line = json.dumps(record, separators=(",", ":")) + "\n"
+        if self._files is not None:
+            self._buffer.append(line)
+            return
+        self._plans.write(line)
         self._plans.flush()
 
     def finish(self, result: dict[str, Any]) -> None:
+        if self._files is not None:
+            self._files.write_text(PLANS, "".join(self._buffer))
+            self._files.write_text(RESULT, json.dumps(result))  # last: its presence means "finished"
+            return
         self._plans.close()
         tmp = os.path.join(self.directory, RESULT + ".tmp")
         with open(tmp, "w", encoding="utf-8") as f:
@@ -84,3 +100,49 @@ def read_dump(directory: str) -> JobResult:
     else:
         result.warnings.append("the job left no result file (it was killed or crashed before the end)")
     return result
+
+
+# -- dump_uri: a location on any Hadoop-compatible file system ---------------------------------
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+):")
+
+
+def is_uri(location: str) -> bool:
+    """``hdfs://nn/x``, ``s3a://b/k``, ``file:///x``: not a bare path (nor a Windows drive ``C:``)."""
+    return bool(_SCHEME.match(location))
+
+
+class HadoopFiles:
+    """Files under one directory URI, read and written by the Spark driver through Hadoop's
+    ``FileSystem`` API, so a dump reaches any file system the cluster can write."""
+
+    def __init__(self, spark: Any, uri: str) -> None:
+        self.uri = uri.rstrip("/")
+        self._jvm = spark.sparkContext._jvm
+        self._conf = spark.sparkContext._jsc.hadoopConfiguration()
+        self._base = self._jvm.org.apache.hadoop.fs.Path(self.uri)
+        self._fs = self._base.getFileSystem(self._conf)
+
+    def path(self, name: str) -> Any:
+        return self._jvm.org.apache.hadoop.fs.Path(self._base, name)
+
+    def write_text(self, name: str, text: str) -> None:
+        self._fs.mkdirs(self._base)
+        out = self._fs.create(self.path(name), True)
+        try:
+            out.write(bytearray(text.encode("utf-8")))
+        finally:
+            out.close()
+
+    def read_text(self, name: str) -> str:
+        return self.read_uri(self.path(name).toString())
+
+    def read_uri(self, uri: str) -> str:
+        path = self._jvm.org.apache.hadoop.fs.Path(uri)
+        fs = path.getFileSystem(self._conf)
+        stream = fs.open(path)
+        try:
+            data = self._jvm.org.apache.commons.io.IOUtils.toByteArray(stream)
+        finally:
+            stream.close()
+        return bytes(data).decode("utf-8")

@@ -70,9 +70,10 @@ PASS_THROUGH = frozenset({
 # Leaves that read a table or files.
 RELATIONS = frozenset({"LogicalRelation", "HiveTableRelation", "DataSourceV2Relation", "DataSourceV2ScanRelation",
                        "StreamingRelation", "StreamingRelationV2", "StreamingDataSourceV2Relation",
-                       "StreamingExecutionRelation", "LogicalRDD"})
-# Leaves that make rows out of literals: no source columns, and nothing lost.
-CONSTANT_LEAVES = frozenset({"LocalRelation", "OneRowRelation", "Range", "EmptyRelation"})
+                       "StreamingExecutionRelation"})
+# Leaves that make rows out of literals: no source columns, and nothing lost. An RDD
+# (``createDataFrame`` from Python data) is not a dataset either.
+CONSTANT_LEAVES = frozenset({"LocalRelation", "OneRowRelation", "Range", "EmptyRelation", "LogicalRDD"})
 KNOWN = frozenset({"Project", "Aggregate", "Window", "Join", "Union", "Generate", "Expand", "Intersect",
                    "Except", "LateralJoin", "WithCTE", "CTERelationRef"}) | PASS_THROUGH | RELATIONS | CONSTANT_LEAVES
 SEMI_JOINS = ("LeftSemi", "LeftAnti", "ExistenceJoin")
@@ -358,6 +359,9 @@ class _Digest:
         paths = self.extras.get("relations", {}).get(key, {})
         if table is None:
             table = paths.get("table")
+        if paths.get("jdbc"):  # a JDBC table: named by its database server, never by credentials
+            return naming.from_jdbc(paths["jdbc"].get("url", ""), paths["jdbc"].get("table"),
+                                    catalog_name=paths.get("table"))
         location = self.extras.get("tables", {}).get(table) if table else None
         location = location or (paths.get("paths") or [None])[0] or _source_path(node)
         return naming.from_location(location, table=table)
@@ -506,5 +510,30 @@ def find_write(root: Tree, extras: dict[str, Any]) -> tuple[Dataset | None, Tree
         query = root.plan("query") or (root.children[0] if root.children else None)
         if query is None:
             return None
+        if write.get("jdbc"):
+            return naming.from_jdbc(write["jdbc"].get("url", ""), write["jdbc"].get("table"), mode=mode), query, None
         return naming.from_location(location, table=write.get("table"), mode=mode), query, None
-    return None
+    return _find_write_v2(root, write, location, mode)
+
+
+# DataSource V2 writes and streaming sinks: the query is a child, the target comes from the capture.
+_V2_WRITES = {"AppendData": 0, "OverwriteByExpression": 0, "OverwritePartitionsDynamic": 0,
+              "CreateTableAsSelect": -1, "ReplaceTableAsSelect": -1,
+              "WriteToMicroBatchDataSourceV1": 0, "WriteToMicroBatchDataSource": 0}
+
+
+def _find_write_v2(root: Tree, write: dict[str, Any], location: str | None,
+                   mode: str | None) -> tuple[Dataset | None, Tree, tuple[str, ...] | None] | None:
+    if root.cls not in _V2_WRITES or not root.children:
+        return None
+    query = root.children[_V2_WRITES[root.cls]]
+    table = write.get("table")
+    if write.get("jdbc"):
+        target = naming.from_jdbc(write["jdbc"].get("url", ""), write["jdbc"].get("table"), mode=mode,
+                                  catalog_name=table)
+    elif location or table:
+        target = naming.from_location(location, table=table, mode=mode)
+    else:
+        # A streaming sink with no dataset behind it (console, memory, foreachBatch, Kafka...).
+        target = Dataset(namespace="spark_sink", name=str(write.get("sink") or root.cls), mode=mode)
+    return target, query, None

@@ -6,6 +6,7 @@ with those Spark's own integration emits; the catalog name stays beside it.
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit, urlunsplit
 
 from airflow_lineage_provider.lineage.model import Dataset
@@ -50,3 +51,148 @@ def split_uri(uri: str) -> tuple[str, str]:
     if scheme == "gs":
         return f"gs://{netloc}", parts.path.lstrip("/").rstrip("/")
     return urlunsplit((scheme, netloc, "", "", "")), (parts.path.rstrip("/") or "/")
+
+
+# -- JDBC ------------------------------------------------------------------------------
+# OpenLineage's naming spec (spec/Naming.md): a JDBC dataset's namespace is the database
+# server, ``{scheme}://{host}:{port}``, and its name the table within it, qualified by
+# database and schema as each system does. Credentials are never part of either: they are
+# dropped from the URL before it is parsed, and from any text shown to a user.
+
+_JDBC_DEFAULT_PORTS = {
+    "postgres": 5432, "mysql": 3306, "mariadb": 3306, "sqlserver": 1433, "oracle": 1521, "db2": 50000,
+    "redshift": 5439, "teradata": 1025, "trino": 8080, "presto": 8080, "clickhouse": 8123,
+}
+# The JDBC sub-protocol's scheme in OpenLineage names.
+_JDBC_SCHEMES = {"postgresql": "postgres", "postgres": "postgres", "mysql": "mysql", "mariadb": "mysql",
+                 "sqlserver": "sqlserver", "oracle": "oracle", "db2": "db2", "redshift": "redshift",
+                 "teradata": "teradata", "trino": "trino", "presto": "presto", "clickhouse": "clickhouse"}
+# Systems whose names are database.schema.table; a table given without a schema is in the default one.
+_DEFAULT_SCHEMA = {"postgres": "public", "sqlserver": "dbo", "redshift": "public"}
+_SECRET_KEYS = ("password", "passwd", "pwd", "user", "username", "secret", "token", "accesskey",
+                "secretkey", "access_key", "secret_key", "apikey", "api_key", "credential", "credentials",
+                "sessiontoken", "session_token", "key", "privatekey", "private_key", "auth")
+_SECRET_KEY_RE = "|".join(sorted((k.replace("_", "[_.-]?") for k in _SECRET_KEYS), key=len, reverse=True))
+# key=value in a URL query (?a=1&b=2) or JDBC property list (;a=1;b=2), with a secret key.
+_SECRET_PARAM = re.compile(rf"(?i)([?&;])((?:[\w.-]*?)(?:{_SECRET_KEY_RE}))=[^&;#\s'\"]*")
+# user:password@ or user@ before a host in any URL (scheme://...@host).
+_USERINFO = re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]*:(?:[a-z0-9+.\-]+:)*//)[^/@\s'\"]+@")
+# Oracle's thin driver: jdbc:oracle:thin:user/password@host
+_ORACLE_USER = re.compile(r"(?i)(jdbc:oracle:[a-z0-9]+:)[^@/\s'\"]*/[^@\s'\"]*@")
+# key 'value' / key = "value" / "key": "value" options in SQL text or JSON with a secret key;
+# a user name only in the OPTIONS form (user 'bob') or as a JSON key, never in `WHERE user = 'x'`.
+_SECRET_OPTION = re.compile(
+    r"(?i)([\"'`]?\b(?:password|passwd|pwd|secret|token|secret[_.]?key|access[_.]?key|session[_.]?token)[\"'`]?"
+    r"\s*[:=]?\s*)('[^']*'|\"[^\"]*\")")
+_USER_OPTION = re.compile(r"(?i)((?:\buser(?:name)?\s+|[\"']user(?:name)?[\"']\s*:\s*))('[^']*'|\"[^\"]*\")")
+REDACTED = "***"
+
+
+def scrub(text: str | None) -> str | None:
+    """``text`` with every credential we can recognise replaced: URL user info, secret query
+    parameters and JDBC properties, Oracle's ``user/password@``, and secret OPTIONS in SQL."""
+    if not text:
+        return text
+    out = _ORACLE_USER.sub(r"\1", text)
+    out = _USERINFO.sub(r"\1", out)
+    out = _SECRET_PARAM.sub(lambda m: f"{m.group(1)}{m.group(2)}={REDACTED}", out)
+    for pattern in (_SECRET_OPTION, _USER_OPTION):
+        out = pattern.sub(lambda m: f"{m.group(1)}{m.group(2)[0]}{REDACTED}{m.group(2)[0]}", out)
+    return out
+
+
+def strip_jdbc_credentials(url: str) -> str:
+    """A JDBC URL without user info and without secret parameters (dropped, not masked)."""
+    out = _ORACLE_USER.sub(r"\1@", url)
+    out = _USERINFO.sub(r"\1", out)
+    out = _SECRET_PARAM.sub(lambda m: m.group(1) if m.group(1) == ";" else m.group(1), out)
+    out = re.sub(r"[?&;]+(?=$|#)", "", out)
+    out = re.sub(r"\?&+", "?", out)
+    out = re.sub(r"&&+", "&", out)
+    out = re.sub(r";;+", ";", out)
+    return out
+
+
+def jdbc_name(url: str, table: str | None) -> tuple[str, str]:
+    """(namespace, name) of a JDBC table by OpenLineage's naming spec, without credentials.
+
+    ``jdbc:postgresql://h:5432/shop`` + ``public.orders`` -> (``postgres://h:5432``,
+    ``shop.public.orders``); ``jdbc:mysql://h/shop`` + ``orders`` -> (``mysql://h:3306``,
+    ``shop.orders``); ``jdbc:sqlserver://h;databaseName=shop`` + ``orders`` ->
+    (``sqlserver://h:1433``, ``shop.dbo.orders``). Other drivers follow the generic rule:
+    ``{scheme}://{host}:{port}`` and ``{database}.{table}``; an embedded database with no host
+    (``jdbc:derby:/data/db``) is named ``{scheme}:{path}``. A query read (the ``query`` option,
+    or a subquery as ``dbtable``) keeps its text, whitespace collapsed, in place of the table.
+    """
+    clean = strip_jdbc_credentials(url.strip())
+    body = clean[5:] if clean.lower().startswith("jdbc:") else clean
+    proto, _, rest = body.partition(":")
+    proto = proto.lower()
+    scheme = _JDBC_SCHEMES.get(proto, proto)
+    table = (table or "").strip()
+    host = port = database = None
+    properties: dict[str, str] = {}
+    if proto == "oracle":
+        # jdbc:oracle:thin:@host:port:SID or @//host:port/service or @host:port/service
+        at = rest.split("@", 1)[-1].lstrip("/")
+        m = re.match(r"([^:/?]+)(?::(\d+))?(?:[:/]([^?;]+))?", at)
+        if m:
+            host, port, database = m.group(1), m.group(2), m.group(3)
+    elif rest.startswith("//"):
+        authority, _, path = rest[2:].partition("/")
+        authority, *props = authority.split(";")
+        if not path and props:  # sqlserver://host:port;databaseName=db
+            pass
+        path, *more_props = path.split(";")
+        props += more_props
+        for p in props:
+            k, _, v = p.partition("=")
+            properties[k.strip().lower()] = v.strip()
+        path = path.split("?", 1)[0]
+        authority = authority.split(",")[0]  # the first of several hosts
+        if authority.startswith("["):  # IPv6
+            host, _, tail = authority[1:].partition("]")
+            port = tail.lstrip(":") or None
+        else:
+            host, _, port = authority.partition(":")
+            port = port or None
+        database = path.strip("/").split("/")[0] or None
+        database = database or properties.get("databasename") or properties.get("database")
+    else:
+        # No authority: an embedded database file (derby, h2, sqlite): its path is the source.
+        location = rest.split(";", 1)[0].split("?", 1)[0]
+        return f"{scheme}:{location}", table or "unknown"
+    port = port or (str(_JDBC_DEFAULT_PORTS[scheme]) if scheme in _JDBC_DEFAULT_PORTS else None)
+    host = (host or "localhost").lower()
+    if scheme == "redshift" and host.endswith(".redshift.amazonaws.com"):
+        host = ".".join(host.split(".")[:2])  # {cluster_identifier}.{region_name}
+    namespace = f"{scheme}://{host}" + (f":{port}" if port else "")
+    if scheme == "trino" and database:
+        parts = rest[2:].partition("/")[2].split("?", 1)[0].strip("/").split("/")
+        qualifier = [p for p in parts if p]
+    else:
+        qualifier = [database] if database else []
+    name_parts = [p.strip('"`[]') for p in _split_table(table)] if table else ["unknown"]
+    is_query = len(name_parts) == 1 and (" " in name_parts[0] or name_parts[0].startswith("("))
+    if scheme in _DEFAULT_SCHEMA and len(name_parts) == 1 and not is_query:
+        name_parts = [_DEFAULT_SCHEMA[scheme]] + name_parts
+    if qualifier and name_parts and name_parts[0].lower() == qualifier[-1].lower() and len(name_parts) > 2:
+        qualifier = qualifier[:-1]
+    return namespace, ".".join(qualifier + name_parts)
+
+
+def _split_table(table: str) -> list[str]:
+    """``schema.table`` into its parts; a subquery or query text stays whole."""
+    if table.startswith("(") or " " in table.strip():
+        return [" ".join(table.split())]
+    return [p for p in table.split(".") if p]
+
+
+def from_jdbc(url: str, table: str | None, *, mode: str | None = None, catalog_name: str | None = None) -> Dataset:
+    """A JDBC table as a dataset: OpenLineage's namespace and name.
+
+    Its label (``table``) is the Spark catalog name when Spark has one (a JDBC catalog's
+    ``pg.public.orders``), else OpenLineage's URI form ``{namespace}/{name}``.
+    """
+    namespace, name = jdbc_name(url, table)
+    return Dataset(namespace=namespace, name=name, table=catalog_name or f"{namespace}/{name}", mode=mode)

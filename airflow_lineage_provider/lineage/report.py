@@ -17,8 +17,12 @@ log = logging.getLogger(__name__)
 
 def from_records(records: Iterable[dict[str, Any]], warnings: Iterable[str] = ()) -> LineageReport:
     """Field lineage of every captured write, in script order."""
+    from airflow_lineage_provider.lineage.naming import scrub
+
     statements: list[StatementLineage] = []
     for rec in records:
+        if rec.get("sql"):  # SQL text goes to XCom and events: never with a JDBC password in it
+            rec = {**rec, "sql": scrub(str(rec["sql"]))}
         try:
             statements.append(plan.extract(rec))
         except Exception as e:  # lineage never breaks the job
@@ -28,7 +32,7 @@ def from_records(records: Iterable[dict[str, Any]], warnings: Iterable[str] = ()
                 target=None, warnings=(f"plan extraction failed: {e.__class__.__name__}: {e}",),
             ))
     statements.sort(key=lambda s: s.index)
-    return LineageReport(statements=tuple(statements), warnings=tuple(warnings))
+    return LineageReport(statements=tuple(statements), warnings=tuple(scrub(str(w)) for w in warnings))
 
 
 def static(sql: str, *, schema: Any = None, embedded: bool = False, cache: Any = None) -> LineageReport:

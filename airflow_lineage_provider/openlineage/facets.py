@@ -282,7 +282,7 @@ def _input_dataset(entry: _Input) -> InputDataset:
     facets: dict[str, Any] = {}
     if entry.fields:
         facets["schema"] = _schema(entry.fields)
-    if entry.table:
+    if entry.table and "://" not in entry.table:  # a JDBC table without a Spark catalog name has none
         facets["symlinks"] = _symlinks(entry.table)
     return InputDataset(namespace=entry.dataset.namespace, name=entry.dataset.name, facets=facets)
 
@@ -300,7 +300,7 @@ def _output_dataset(entry: _Output) -> OutputDataset:
         dataset=entry.indirect.input_fields(),
         producer=PRODUCER,
     )
-    if entry.table:
+    if entry.table and "://" not in entry.table:  # a JDBC table without a Spark catalog name has none
         facets["symlinks"] = _symlinks(entry.table)
     return OutputDataset(namespace=entry.dataset.namespace, name=entry.dataset.name, facets=facets)
 

@@ -31,6 +31,10 @@ class SparkSqlLineageOperator(BaseOperator):
     :param conn_id: Spark connection id; ``None`` for the embedded local Spark.
     :param conf: Spark configuration properties (templated).
     :param keep_going: run the remaining statements after one fails (the task still fails).
+    :param dump_uri: a directory the Spark driver writes its plan dump to and this worker reads
+        back, on any Hadoop-compatible file system (``file:///shared/x``, ``hdfs://..``,
+        ``s3a://..``); required in cluster deploy mode. Default: the connection's extra ``dump_uri``,
+        else a local temporary directory (client mode: the driver runs on this worker).
     :param lineage_schema: ``{table: {column: type}}`` of tables the script reads but does not
         create, for the static lineage of START events (and the fallback when no plan is captured).
     :param schema_cache: where the task keeps the schemas of the catalog tables its runs read and
@@ -50,7 +54,7 @@ class SparkSqlLineageOperator(BaseOperator):
     its FAIL event the SQL and the error. Without the provider the operator runs all the same.
     """
 
-    template_fields: Sequence[str] = ("sql", "conf", "name", "env_vars")
+    template_fields: Sequence[str] = ("sql", "conf", "name", "env_vars", "dump_uri")
     template_ext: Sequence[str] = (".sql", ".hql")
     template_fields_renderers = {"sql": "sql", "conf": "json"}
     ui_color = "#e8c3a0"
@@ -76,6 +80,7 @@ class SparkSqlLineageOperator(BaseOperator):
         verbose: bool = False,
         keep_going: bool = False,
         keep_dump: bool = False,
+        dump_uri: str | None = None,
         openlineage_inject_parent_job_info: bool | None = None,
         openlineage_inject_transport_info: bool | None = None,
         lineage_schema: dict[str, Any] | None = None,
@@ -101,6 +106,7 @@ class SparkSqlLineageOperator(BaseOperator):
         self.verbose = verbose
         self.keep_going = keep_going
         self.keep_dump = keep_dump
+        self.dump_uri = dump_uri
         if openlineage_inject_parent_job_info is None:
             openlineage_inject_parent_job_info = _conf_flag("spark_inject_parent_job_info")
         if openlineage_inject_transport_info is None:
@@ -124,14 +130,14 @@ class SparkSqlLineageOperator(BaseOperator):
                 executor_memory=self.executor_memory, executor_cores=self.executor_cores,
                 num_executors=self.num_executors, total_executor_cores=self.total_executor_cores,
                 name=self.name, env_vars=self.env_vars, deploy_mode=self.deploy_mode,
-                verbose=self.verbose, keep_dump=self.keep_dump,
+                verbose=self.verbose, keep_dump=self.keep_dump, dump_uri=self.dump_uri,
             )
         return self._hook
 
     def execute(self, context: Context) -> Any:
         self._inject_openlineage_conf(context)
         try:
-            result = self.hook.run_sql(self.sql, keep_going=self.keep_going)  # raises on a Spark failure
+            result = self._run_job()  # raises on a Spark failure
         except BaseException as e:
             self._error = e  # for the OpenLineage FAIL event
             raise
@@ -140,6 +146,9 @@ class SparkSqlLineageOperator(BaseOperator):
 
         self.log.info("Column lineage:\n%s", format_table(self.lineage))
         context["ti"].xcom_push(key=XCOM_KEY, value=self.lineage.to_dict())
+
+    def _run_job(self) -> Any:
+        return self.hook.run_sql(self.sql, keep_going=self.keep_going)
 
     def _extract(self, result: Any) -> LineageReport:
         """Lineage from the dump; a failure here is a warning, never a failed task.
@@ -151,7 +160,7 @@ class SparkSqlLineageOperator(BaseOperator):
             from airflow_lineage_provider.lineage.report import from_records
 
             dump_missing = not result.records and not result.statements
-            if dump_missing and isinstance(self.sql, str):
+            if dump_missing and self._sql_text():
                 why = "; ".join(result.warnings) or "the plan dump is empty"
                 fallback = self._static_lineage()
                 return fallback.with_warning(f"no plan was captured ({why}): static lineage from the SQL text")
@@ -240,7 +249,10 @@ class SparkSqlLineageOperator(BaseOperator):
         return lineage_on_failure(self._sql_text(), self._error)
 
     def _sql_text(self) -> str | None:
-        return self.sql if isinstance(self.sql, str) else None
+        """The SQL as shown in events: credentials (JDBC passwords in OPTIONS or URLs) removed."""
+        from airflow_lineage_provider.lineage.naming import scrub
+
+        return scrub(self.sql) if isinstance(self.sql, str) else None
 
     def on_kill(self) -> None:
         if self._hook is not None:
@@ -258,3 +270,42 @@ def _conf_flag(key: str) -> bool:
     from airflow.sdk import conf
 
     return conf.getboolean("openlineage", key, fallback=False)
+
+
+class SparkSubmitLineageOperator(SparkSqlLineageOperator):
+    """Run your own PySpark application with spark-submit and push its column lineage to XCom.
+
+    A drop-in for ``SparkSubmitOperator`` for Python applications: the script runs unchanged
+    under the provider's driver, which installs the capture before the script's first line.
+    Its ``SparkSession.builder.getOrCreate()`` gets the driver's session, so every write it
+    makes (``saveAsTable``, ``insertInto``, ``write.parquet(path)``, ``write.jdbc``,
+    ``writeTo(...)``, SQL inserts, streaming queries) is captured, each once, through temp
+    views and cached DataFrames. An exception in the script fails the task with the script's
+    own error message; no lineage is pushed then.
+
+    :param application: the PySpark script (a local path, or a URI the driver can read) (templated).
+    :param application_args: its arguments (``sys.argv[1:]`` in the script) (templated).
+    Every other parameter is ``SparkSqlLineageOperator``'s (``conn_id``, ``conf``, ``py_files``,
+    ``files``, ``jars``, ``packages``, ``deploy_mode``, ``dump_uri``, ...), as in ``SparkSubmitOperator``.
+    """
+
+    template_fields: Sequence[str] = ("application", "application_args", "conf", "files", "py_files", "jars",
+                                      "packages", "name", "env_vars", "dump_uri")
+    template_ext: Sequence[str] = ()
+    template_fields_renderers = {"conf": "json", "application_args": "json"}
+    ui_color = "#e8d3a0"
+
+    def __init__(self, *, application: str, application_args: list[Any] | None = None, **kwargs: Any) -> None:
+        for sql_only in ("sql", "keep_going", "lineage_schema"):
+            if sql_only in kwargs:
+                raise TypeError(f"SparkSubmitLineageOperator takes no {sql_only!r}: it runs a PySpark application")
+        kwargs.setdefault("name", "airflow-lineage-{{ task_instance.task_id }}")
+        super().__init__(sql="", **kwargs)
+        self.application = application
+        self.application_args = application_args
+
+    def _run_job(self) -> Any:
+        return self.hook.run_application(self.application, self.application_args)
+
+    def _sql_text(self) -> str | None:
+        return None

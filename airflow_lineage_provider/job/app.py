@@ -1,0 +1,250 @@
+"""Run a user's PySpark application, unchanged, under the lineage listener.
+
+The driver makes the SparkSession, installs the capture, then runs the user's script
+with ``runpy`` as ``__main__`` (``sys.argv`` = the script and its arguments). The
+script's own ``SparkSession.builder.getOrCreate()`` returns that session, so every
+DataFrame write (``saveAsTable``, ``insertInto``, ``write.parquet``, ``write.jdbc``,
+``writeTo``), every SQL write and every streaming query is seen. Captured writes are
+described when the script ends, or earlier when it calls ``spark.stop()`` itself (the
+JVM must still be up). Imports only pyspark, the standard library and the job package.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+import threading
+import traceback
+from typing import Any, Callable
+
+from airflow_lineage_provider.job.capture import WRITE_RANK, PlanCapture, is_write, simple_name
+from airflow_lineage_provider.job.dump import DumpWriter
+
+
+def nest_writes(events: list[tuple[int, Any]], rank: Callable[[Any], int]) -> list[Any]:
+    """One write per user action, from the listener's events in arrival order.
+
+    Each event is ``(query execution id, item)``. A command that runs other commands
+    (``saveAsTable`` runs a CTAS, which runs an insert) gets its id first and reports
+    last, so the events that arrived before it with a larger id ran inside it. Of such a
+    nest, the item with the lowest ``rank`` is kept (the CTAS over the insert it runs,
+    anything over ``SaveAsV1TableCommand``); on a tie the outermost.
+    """
+    kept: list[tuple[int, Any]] = []
+    for qid, item in events:
+        inner = [k for k in kept if k[0] > qid]
+        if inner:
+            kept = [k for k in kept if k[0] <= qid]
+            nest = [(qid, item)] + sorted(inner, key=lambda k: k[0])
+            kept.append(min(nest, key=lambda k: rank(k[1])))  # min keeps the first (outermost) on ties
+        else:
+            kept.append((qid, item))
+    return [item for _, item in kept]
+
+
+class ApplicationCapture(PlanCapture):
+    """The write capture for a whole application: no statements to flush between, so the
+    events are kept with their query execution ids and nested writes are folded by ``nest_writes``."""
+
+    def __init__(self, spark: Any) -> None:
+        super().__init__(spark)
+        self._events: list[tuple[int, str, Any]] = []
+
+    def on_success(self, func_name: str, qe: Any) -> None:
+        try:
+            plan = qe.analyzed()
+            if is_write(plan):
+                with self._lock:
+                    self._events.append((int(qe.id()), simple_name(plan), plan))
+        except Exception as e:  # lineage never breaks the job
+            self.warnings.append(f"plan capture failed: {e}\n{traceback.format_exc(limit=3)}")
+
+    def describe(self, plan: Any) -> dict[str, Any]:
+        record = super().describe(plan)
+        try:  # a write made with spark.sql(...) keeps the SQL text in its origin
+            text = plan.origin().sqlText()
+            if text.isDefined():
+                record["sql_text"] = str(text.get())
+        except Exception:  # noqa: BLE001 - no origin: a DataFrame write
+            pass
+        return record
+
+    def describe_all(self, plans: list[Any]) -> list[dict[str, Any]]:
+        """One record per plan: nested events are already folded, and two writes of one
+        table by the application are two writes."""
+        records = []
+        for plan in plans:
+            try:
+                records.append(self.describe(plan))
+            except Exception as e:  # lineage never breaks the job
+                self.warnings.append(f"plan capture failed: {e}")
+        return records
+
+    def drain(self) -> list[Any]:
+        """The analyzed plans of the writes since the last drain, one per user action."""
+        self.spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(60_000)
+        with self._lock:
+            events, self._events = self._events, []
+        kept = nest_writes([(qid, (name, plan)) for qid, name, plan in events],
+                           lambda item: WRITE_RANK.get(item[0], 5))
+        return [plan for _, plan in kept]
+
+
+class _StreamListener:
+    """Remembers every streaming query the application starts (its plan is read at the end)."""
+
+    def __init__(self, runner: ApplicationRunner) -> None:
+        self.runner = runner
+
+    def started(self, query_id: str) -> None:
+        try:
+            query = self.runner.spark._jsparkSession.streams().get(query_id)
+            if query is not None:
+                self.runner.remember_stream(query)
+        except Exception as e:  # lineage never breaks the job
+            self.runner.capture.warnings.append(f"streaming query {query_id} not captured: {e}")
+
+
+def _python_stream_listener(target: _StreamListener) -> Any:
+    from pyspark.sql.streaming.listener import StreamingQueryListener
+
+    class Listener(StreamingQueryListener):
+        def onQueryStarted(self, event: Any) -> None:  # noqa: N802
+            target.started(str(event.id))
+
+        def onQueryProgress(self, event: Any) -> None:  # noqa: N802
+            pass
+
+        def onQueryIdle(self, event: Any) -> None:  # noqa: N802
+            pass
+
+        def onQueryTerminated(self, event: Any) -> None:  # noqa: N802
+            pass
+
+    return Listener()
+
+
+class ApplicationRunner:
+    """Runs one PySpark script and writes the dump of its writes."""
+
+    def __init__(self, spark: Any, writer: DumpWriter, *, capture: bool = True) -> None:
+        self.spark = spark
+        self.writer = writer
+        self.capture_plans = capture
+        self.capture = ApplicationCapture(spark)
+        self._streams: list[Any] = []
+        self._streams_seen: set[str] = set()
+        self._records = 0
+        self._collected = False
+        self._lock = threading.Lock()
+        self._restore: list[Callable[[], None]] = []
+
+    def remember_stream(self, query: Any) -> None:
+        key = str(query.id().toString())
+        with self._lock:
+            if key not in self._streams_seen:
+                self._streams_seen.add(key)
+                self._streams.append(query)
+
+    # -- running -------------------------------------------------------------------
+
+    def run(self, app: str, args: list[str]) -> int:
+        """Run ``app`` as ``__main__``; 0 on success. The error, if any, goes to the dump."""
+        error: dict[str, Any] | None = None
+        if self.capture_plans:
+            self._install()
+        saved_argv, saved_path = sys.argv[:], sys.path[:]
+        sys.argv = [app, *args]
+        sys.path.insert(0, os.path.dirname(os.path.abspath(app)))
+        print(f"[airflow-lineage] running application {app} {' '.join(args)}".rstrip(), flush=True)
+        try:
+            runpy.run_path(app, run_name="__main__")
+        except SystemExit as e:
+            if e.code not in (None, 0):
+                error = {"message": f"The application {os.path.basename(app)} exited with code {e.code}",
+                         "exit_code": e.code if isinstance(e.code, int) else 1}
+        except BaseException as e:  # noqa: BLE001 - the user's own error, reported as such
+            from airflow_lineage_provider.job.driver import spark_message
+
+            text = traceback.format_exc()
+            print(text, file=sys.stderr, flush=True)
+            error = {"message": f"The application {os.path.basename(app)} failed: {type(e).__name__}: "
+                                f"{spark_message(e)}",
+                     "exception": type(e).__name__, "traceback": text[-8000:]}
+        finally:
+            sys.argv, sys.path[:] = saved_argv, saved_path
+        if self.capture_plans and error is None:
+            self.collect()
+        self._uninstall()
+        self.writer.finish({
+            "statements": [], "error": error, "errors": [error] if error else [],
+            "warnings": self.capture.warnings, "spark_version": self._version(), "application": app,
+            "writes": self._records,
+        })
+        return 1 if error else 0
+
+    def _version(self) -> str | None:
+        try:
+            return self.spark.version
+        except Exception:  # noqa: BLE001 - stopped by the application
+            return None
+
+    def collect(self) -> None:
+        """Describe every captured write and streaming query (the JVM must be up)."""
+        with self._lock:
+            if self._collected:
+                return
+            self._collected = True
+        try:
+            plans = self.capture.drain()
+            records = self.capture.describe_all(plans) if plans else []
+            for query in self._streams:
+                try:
+                    records += self.capture.describe_all([query.streamingQuery().logicalPlan()])
+                except Exception as e:  # lineage never breaks the job
+                    self.capture.warnings.append(f"streaming query {query.name()} not captured: {e}")
+        except Exception as e:  # lineage never breaks the job
+            self.capture.warnings.append(f"capture failed: {e}")
+            return
+        finally:
+            self.capture.uninstall()
+        for record in records:
+            record.update(index=self._records, sql=_sql_text(record), line=None)
+            self.writer.record(digested(record, self.capture.warnings))
+            self._records += 1
+
+    # -- hooks ---------------------------------------------------------------------
+
+    def _install(self) -> None:
+        from pyspark import SparkContext
+        from pyspark.sql import SparkSession
+
+        self.capture.install()
+        try:
+            self.spark.streams.addListener(_python_stream_listener(_StreamListener(self)))
+        except Exception as e:  # lineage never breaks the job
+            self.capture.warnings.append(f"streaming queries will not be captured: {e}")
+        runner = self
+
+        # The application may stop Spark itself: describe what it wrote while the JVM is up.
+        for cls in (SparkSession, SparkContext):
+            original = cls.stop
+
+            def stop(this: Any, *a: Any, _original: Any = original, **k: Any) -> Any:
+                if not runner._collected:
+                    runner.collect()
+                return _original(this, *a, **k)
+
+            cls.stop = stop  # type: ignore[method-assign]
+            self._restore.append(lambda cls=cls, original=original: setattr(cls, "stop", original))
+
+    def _uninstall(self) -> None:
+        for restore in self._restore:
+            restore()
+        self._restore.clear()
+
+
+def _sql_text(record: dict[str, Any]) -> str:
+    """The SQL of a write made with ``spark.sql``, else ""; credentials are removed later."""
+    return str(record.pop("sql_text", "") or "")
