@@ -18,7 +18,7 @@ import threading
 import traceback
 from typing import Any, Callable
 
-from airflow_lineage_provider.job.capture import WRITE_RANK, PlanCapture, is_write, simple_name
+from airflow_lineage_provider.job.capture import WRITE_RANK, PlanCapture, digested, is_write, simple_name
 from airflow_lineage_provider.job.dump import DumpWriter
 
 
@@ -210,8 +210,11 @@ class ApplicationRunner:
         finally:
             self.capture.uninstall()
         for record in records:
-            record.update(index=self._records, sql=_sql_text(record), line=None)
-            self.writer.record(digested(record, self.capture.warnings))
+            try:
+                record.update(index=self._records, sql=_sql_text(record), line=None)
+                self.writer.record(digested(record, self.capture.warnings))
+            except Exception as e:  # lineage never breaks the job
+                self.capture.warnings.append(f"a captured write could not be dumped: {e.__class__.__name__}: {e}")
             self._records += 1
 
     # -- hooks ---------------------------------------------------------------------
