@@ -73,13 +73,7 @@ class ApplicationCapture(PlanCapture):
     def describe_all(self, plans: list[Any]) -> list[dict[str, Any]]:
         """One record per plan: nested events are already folded, and two writes of one
         table by the application are two writes."""
-        records = []
-        for plan in plans:
-            try:
-                records.append(self.describe(plan))
-            except Exception as e:  # lineage never breaks the job
-                self.warnings.append(f"plan capture failed: {e}")
-        return records
+        return self.describe_each(plans)
 
     def drain(self) -> list[Any]:
         """The analyzed plans of the writes since the last drain, one per user action."""

@@ -145,13 +145,17 @@ class PlanCapture:
 
     def describe_all(self, plans: list[Any]) -> list[dict[str, Any]]:
         """Records of a statement's writes, one per target."""
+        return deduplicate(self.describe_each(plans))
+
+    def describe_each(self, plans: list[Any]) -> list[dict[str, Any]]:
+        """One record per plan; a plan that cannot be described is a warning."""
         records = []
         for plan in plans:
             try:
                 records.append(self.describe(plan))
             except Exception as e:  # lineage never breaks the job
                 self.warnings.append(f"plan capture failed: {e}")
-        return deduplicate(records)
+        return records
 
     # -- describing a plan -------------------------------------------------------------
 
