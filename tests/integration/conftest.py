@@ -7,6 +7,7 @@ import os
 import pytest
 
 from airflow_lineage_provider import local_spark
+from tests.conftest import DATA
 
 
 @pytest.fixture(scope="session")
@@ -43,3 +44,14 @@ def analyze(spark):
         return plan.extract(record)
 
     return run
+
+
+@pytest.fixture(scope="module")
+def corpus(spark):
+    """The corpus schema (tests/data/corpus_schema.sql) in the shared session, made current again
+    for each module that uses it (other modules switch the session's database)."""
+    spark.udf.register("py_upper", lambda s: s.upper() if s else s)
+    for stmt in (DATA / "corpus_schema.sql").read_text().split(";\n"):
+        if stmt.strip():
+            spark.sql(stmt)
+    return spark

@@ -85,17 +85,8 @@ def report(label: str, both: int, either: int, diffs: list[tuple]) -> str:
 
 
 @pytest.fixture(scope="module")
-def corpus_session(spark):
-    spark.udf.register("py_upper", lambda s: s.upper() if s else s)
-    for stmt in (DATA / "corpus_schema.sql").read_text().split(";\n"):
-        if stmt.strip():
-            spark.sql(stmt)
-    return spark
-
-
-@pytest.fixture(scope="module")
-def corpus_lineage(corpus_session, analyze):
-    corpus_session.sql("USE corpus")
+def corpus_lineage(corpus, analyze):
+    corpus.sql("USE corpus")
     return corpus_pairs(analyze)
 
 

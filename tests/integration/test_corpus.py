@@ -7,21 +7,11 @@ import json
 import pytest
 
 from airflow_lineage_provider.lineage.model import StatementLineage
-from tests.conftest import DATA
 from tests.integration.corpus import CASES, Case
 
 pytestmark = pytest.mark.spark
 
 LETTER = {"IDENTITY": "I", "TRANSFORMATION": "T", "AGGREGATION": "A"}
-
-
-@pytest.fixture(scope="module")
-def corpus(spark):
-    spark.udf.register("py_upper", lambda s: s.upper() if s else s)
-    for stmt in (DATA / "corpus_schema.sql").read_text().split(";\n"):
-        if stmt.strip():
-            spark.sql(stmt)
-    return spark
 
 
 def short(table: str) -> str:

@@ -164,12 +164,17 @@ def schemas():
     return registry()
 
 
+def run_with_file_transport(dag_file: str, directory: Path) -> tuple[Any, list[dict[str, Any]]]:
+    """``dag.test()`` of a DAG file with OpenLineage's file transport: (the run, its events)."""
+    log = directory / "events.jsonl"
+    with openlineage_enabled({"type": "file", "log_file_path": str(log), "append": True}):
+        run = load_dag(DAGS / dag_file).test()
+    return run, read_events(log)
+
+
 @pytest.fixture(scope="module")
 def file_run(airflow_db, tmp_path_factory):
-    log = tmp_path_factory.mktemp("openlineage") / "events.jsonl"
-    with openlineage_enabled({"type": "file", "log_file_path": str(log), "append": True}):
-        run = load_dag(DAGS / "spark_column_lineage_demo.py").test()
-    return run, read_events(log)
+    return run_with_file_transport("spark_column_lineage_demo.py", tmp_path_factory.mktemp("openlineage"))
 
 
 @pytest.fixture(scope="module")
@@ -203,10 +208,7 @@ def http_run(airflow_db):
 
 @pytest.fixture(scope="module")
 def failed_run(airflow_db, tmp_path_factory):
-    log = tmp_path_factory.mktemp("openlineage-fail") / "events.jsonl"
-    with openlineage_enabled({"type": "file", "log_file_path": str(log), "append": True}):
-        run = load_dag(DAGS / "lineage_test_failures.py").test()
-    return run, read_events(log)
+    return run_with_file_transport("lineage_test_failures.py", tmp_path_factory.mktemp("openlineage-fail"))
 
 
 # -- helpers -----------------------------------------------------------------------------------

@@ -20,11 +20,15 @@ from airflow_lineage_provider.lineage.model import (
     StatementLineage,
 )
 
+from tests.seed_lineage import seed_join_edges, seed_single_edges
+
 PLANS = Path(__file__).resolve().parents[1] / "data" / "plans"
 WH = "/wh/warehouse/demo.db/"
 ODS = "spark_catalog.demo.ods_users"
 DIM = "spark_catalog.demo.dim_company"
 DWD = "spark_catalog.demo.dwd_users"
+SEED_SINGLE_EDGES = seed_single_edges("demo")
+SEED_JOIN_EDGES = seed_join_edges("demo")
 MADE_UP = "org.apache.spark.sql.catalyst.plans.logical.MadeUpNode"
 
 
@@ -44,27 +48,6 @@ def edges(lineage: StatementLineage) -> dict[str, set[tuple[str, str, str, str]]
 def source(name: str) -> Dataset:
     return Dataset(namespace="file", name=WH + name, table=f"spark_catalog.demo.{name}")
 
-
-SEED_JOIN_EDGES = {
-    "id": {(ODS, "id", IDENTITY, "a.id")},
-    "name": {
-        (ODS, "name", TRANSFORMATION, "concat(a.name, b.company_name)"),
-        (DIM, "company_name", TRANSFORMATION, "concat(a.name, b.company_name)"),
-    },
-    "company_name": {(DIM, "company_name", IDENTITY, "b.company_name")},
-    "birthday": {(ODS, "birthday", IDENTITY, "a.birthday")},
-    "ts": {(ODS, "ts", IDENTITY, "a.ts")},
-    "p": {(ODS, "birthday", TRANSFORMATION, "date_format(a.birthday, 'yyyyMMdd')")},
-}
-
-SEED_SINGLE_EDGES = {
-    "id": {(ODS, "id", IDENTITY, "ods_users.id")},
-    "name": {(ODS, "name", IDENTITY, "ods_users.name")},
-    "company_name": {(ODS, "name", IDENTITY, "ods_users.name")},
-    "birthday": {(ODS, "birthday", IDENTITY, "ods_users.birthday")},
-    "ts": {(ODS, "ts", IDENTITY, "ods_users.ts")},
-    "p": {(ODS, "birthday", TRANSFORMATION, "date_format(ods_users.birthday, 'yyyyMMdd')")},
-}
 
 JOIN_KEYS = (
     ColumnInput(DIM, "user_id", INDIRECT, JOIN, "", False),

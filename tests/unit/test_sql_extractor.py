@@ -9,7 +9,6 @@ import pytest
 from airflow_lineage_provider.lineage.model import (
     AGGREGATION,
     DIRECT,
-    IDENTITY,
     INDIRECT,
     JOIN,
     TRANSFORMATION,
@@ -19,9 +18,13 @@ from airflow_lineage_provider.lineage.model import (
 from airflow_lineage_provider.lineage.sql import SqlExtractor, extract_script
 from airflow_lineage_provider.lineage.sql_schema import SchemaCache
 
+from tests.seed_lineage import seed_join_edges, seed_single_edges
+
 ODS = "spark_catalog.default.ods_users"
 DIM = "spark_catalog.default.dim_company"
 DWD = "spark_catalog.default.dwd_users"
+SEED_SINGLE_EDGES = seed_single_edges("default")
+SEED_JOIN_EDGES = seed_join_edges("default")
 
 SEED_DDL = """
 CREATE TABLE ods_users (id BIGINT, name STRING, birthday TIMESTAMP, ts TIMESTAMP) USING parquet;
@@ -33,24 +36,6 @@ SEED_SINGLE = ("INSERT INTO dwd_users SELECT id, name, name AS company_name, bir
                "date_format(birthday, 'yyyyMMdd') FROM ods_users")
 SEED_JOIN = ("INSERT INTO dwd_users SELECT a.id, concat(a.name, b.company_name), b.company_name, a.birthday, a.ts, "
              "date_format(a.birthday, 'yyyyMMdd') FROM ods_users a JOIN dim_company b ON a.id = b.user_id")
-
-SEED_SINGLE_EDGES = {
-    "id": {(ODS, "id", IDENTITY, "ods_users.id")},
-    "name": {(ODS, "name", IDENTITY, "ods_users.name")},
-    "company_name": {(ODS, "name", IDENTITY, "ods_users.name")},
-    "birthday": {(ODS, "birthday", IDENTITY, "ods_users.birthday")},
-    "ts": {(ODS, "ts", IDENTITY, "ods_users.ts")},
-    "p": {(ODS, "birthday", TRANSFORMATION, "date_format(ods_users.birthday, 'yyyyMMdd')")},
-}
-SEED_JOIN_EDGES = {
-    "id": {(ODS, "id", IDENTITY, "a.id")},
-    "name": {(ODS, "name", TRANSFORMATION, "concat(a.name, b.company_name)"),
-             (DIM, "company_name", TRANSFORMATION, "concat(a.name, b.company_name)")},
-    "company_name": {(DIM, "company_name", IDENTITY, "b.company_name")},
-    "birthday": {(ODS, "birthday", IDENTITY, "a.birthday")},
-    "ts": {(ODS, "ts", IDENTITY, "a.ts")},
-    "p": {(ODS, "birthday", TRANSFORMATION, "date_format(a.birthday, 'yyyyMMdd')")},
-}
 
 
 def edges(st) -> dict[str, set[tuple[str, str, str, str]]]:
