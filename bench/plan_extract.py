@@ -8,7 +8,9 @@ beside it, and so is the whole path from Spark's JSON (how an older raw dump is 
 
 Prints median and p95 per query, and the ratio to sqlglot's lineage of all output
 columns of the same queries measured in the same run; then a synthetic wide query
-(N columns through 10 CTEs) at several widths, to show the cost is linear.
+(N columns through 10 CTEs) at several widths, to show the cost is linear. Spark is
+used only to analyze the queries: it is stopped, JVM and all, before anything is
+timed, as extraction runs on an Airflow worker with no Spark beside it.
 
     python bench/plan_extract.py [--passes 5] [--sqlglot-per-column] [--write-summary]
 """
@@ -21,7 +23,7 @@ import json
 import re
 import statistics
 
-from common import ROOT, ms, p95, per_item_median, spark_session, timed
+from common import ROOT, ms, p95, per_item_median, spark_session, stop_spark, timed
 
 from airflow_lineage_provider.lineage import digest, plan
 from tests.integration import tpcds
@@ -109,6 +111,22 @@ def wide_query(columns: int, ctes: int = 10) -> tuple[str, str]:
     return ddl, sql
 
 
+def capture_wide(spark: object, widths: list[int]) -> list[tuple[int, str, dict]]:
+    """(width, sql, captured record) of the synthetic wide query at each width."""
+    from airflow_lineage_provider.job.capture import PlanCapture
+
+    spark.sql("USE tpcds")
+    capture = PlanCapture(spark)
+    out = []
+    for width in widths:
+        ddl, sql = wide_query(width)
+        spark.sql(ddl)
+        record = capture.describe(spark.sql(sql)._jdf.queryExecution().analyzed())
+        record.update(index=0, sql=sql)
+        out.append((width, sql, record))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--passes", type=int, default=5)
@@ -121,6 +139,8 @@ def main() -> None:
     spark = spark_session()
     tpcds.create_schema(spark)
     captured = tpcds.capture(spark)
+    wide = capture_wide(spark, [int(w) for w in args.widths.split(",")])
+    stop_spark(spark)
     raw_texts = [json.dumps(rec) for _, _, rec in captured]
     texts = [lean_text(rec) for _, _, rec in captured]
     print(f"captured {len(texts)} TPC-DS plans: {sum(map(len, raw_texts)) / 1e6:.1f} MB of Spark's plan JSON, "
@@ -175,21 +195,12 @@ def main() -> None:
         share_text = "n/a" if share != share else f"{share:.0%}"
         print(f"{label:58} {ms(med):>14} {ms(p95(times)):>12} {sum(times):9.3f}s {med / base:7.1f}x {share_text:>9}")
 
-    print("\nSynthetic wide query: N columns through 10 CTEs (extraction of the analyzed plan)")
-    spark.sql("USE tpcds")
-    from airflow_lineage_provider.job.capture import PlanCapture
-
-    capture = PlanCapture(spark)
-    state = spark._jsparkSession.sessionState()
-    for width in (int(w) for w in args.widths.split(",")):
-        ddl, sql = wide_query(width)
-        spark.sql(ddl)
-        record = capture.describe(spark.sql(sql)._jdf.queryExecution().analyzed())
-        record.update(index=0, sql=sql)
+    print("\nSynthetic wide query: N columns through 10 CTEs (extraction of the analyzed plan, median of 5)")
+    for width, sql, record in wide:
         raw_text, text = json.dumps(record), lean_text(record)
         gc.collect()
         gc.freeze()
-        ours_s = statistics.median(timed(lambda: ours(text))[0] for _ in range(3))
+        ours_s = statistics.median(timed(lambda: ours(text))[0] for _ in range(5))
         digest_s = statistics.median(timed(lambda: digest.digest(json.loads(raw_text)))[0] for _ in range(3))
         st = ours(text)
         assert all(inputs for _, inputs in st.columns), "every wide column has its source"
@@ -198,12 +209,10 @@ def main() -> None:
         print(f"  {width:5d} columns: ours {ours_s:7.3f} s ({len(text) / 1e6:.2f} MB dumped; digest in the driver "
               f"{digest_s:.3f} s of {len(raw_text) / 1e6:.1f} MB Spark JSON)   "
               f"sqlglot trim_selects=False {glot_s:7.3f} s   ratio {glot_s / ours_s:6.1f}x")
-    del state
 
     if args.write_summary:
         tpcds.SUMMARY.write_text(tpcds.summary([(n, m, plan.extract(r)) for n, m, r in captured]))
         print(f"\nwrote {tpcds.SUMMARY.relative_to(ROOT)}")
-    spark.stop()
 
 
 if __name__ == "__main__":

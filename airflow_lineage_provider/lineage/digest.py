@@ -11,21 +11,26 @@ The driver digests each plan on its background thread while Spark runs on, so th
 dump holds lean plans and extraction on the Airflow worker is a short walk. A raw
 record (older dumps, tests, the CLI analysing in process) is digested on read.
 
-Lean record (``"format": "lean/1"``)::
+Lean record (``"format": "lean/2"``)::
 
-    nodes      [{"k": kind, "o": [exprId, ...], "c": [child, ...], ...}, ...]
+    nodes      [{"k": kind, "o": [exprId, ...], "c": [child, ...], ...}, ...]; children come first
     query      index of the node whose output is written
     names      output column names of ``query``
     datasets   [Dataset.to_dict(), ...]; relation nodes point into it ("ds")
-    conds      [[subtype, refs, subqueries, scope nodes, every column of scope?], ...]
+    conds      [[subtype, [exprId, ...], subqueries, scope nodes, every column of scope?], ...]
     outer      exprIds read by correlated subqueries (they filter the result)
     target     the written Dataset, or null; ``columns`` user-given target column names
     static     static partition columns; ``warnings`` what the digest could not read
-    schemas    {catalog table: [[column, SQL type], ...]} of the tables read and written
+    schemas    {catalog table: "column\tSQL type\n..."} of the tables read and written
 
-An expression is ``[text, refs, subqueries]``; a ref ``[exprId, subtype, flags]``
-(flags: 1 masking, 2 conditional, 4 Spark-generated name); a subquery
-``[is_scalar, plan node]``.
+A DEF node's ``"d"`` is flat: ``[exprId, expression, exprId, expression, ...]``, and
+its ``"o"`` is left out when it is the exprIds of ``"d"``, after its children's outputs
+if ``"p"`` (a join, a window, a generator) — see ``outputs``. An
+expression is ``[text, refs]``, or ``[text, refs, subqueries]`` when it has any; refs
+are flat too, ``[exprId, code, ...]`` with ``code = step << 3 | flags`` (step: 0 identity,
+1 transformation, 2 aggregation; flags: 1 masking, 2 conditional, 4 Spark-generated
+name); a subquery is ``[is_scalar, plan node]``. Reading it back is most of
+extraction's cost, hence the flat lists and integer codes: fewer JSON values to build.
 """
 
 from __future__ import annotations
@@ -43,11 +48,10 @@ from airflow_lineage_provider.lineage.model import (
     TRANSFORMATION,
     WINDOW,
     Dataset,
-    stronger,
 )
 from airflow_lineage_provider.lineage.tree import Tree, decode, named_outputs, scala_seq
 
-LEAN = "lean/1"
+LEAN = "lean/2"
 
 # Kinds of lean node.
 REL = "rel"      # reads a table or files: "ds" is its dataset
@@ -58,6 +62,8 @@ REN = "ren"      # output i is exprId "r"[i] of the only child (renamed, unchang
 EXPAND = "expand"  # "rows": one list of expressions per kind of output row
 
 MASKING, CONDITIONAL_REF, GENERATED = 1, 2, 4
+STEPS = ("IDENTITY", TRANSFORMATION, "AGGREGATION")  # a ref's code >> 3 indexes this
+_STEP_CODES = {step: code for code, step in enumerate(STEPS)}
 
 # Nodes whose output is their only child's output, row for row or a subset of rows.
 PASS_THROUGH = frozenset({
@@ -81,6 +87,20 @@ _CONDITIONAL_CLASSES = (".CaseWhen", ".If", ".PivotFirst", ".AggregateExpression
 _WRITE_MODES = {"Append": "append", "Overwrite": "overwrite", "ErrorIfExists": "create", "Ignore": "create"}
 
 
+def outputs(nodes: list[dict[str, Any]], index: int, cache: dict[int, list[int]]) -> list[int]:
+    """The exprIds node ``index`` outputs, in order; ``cache`` keeps those already worked out."""
+    found = cache.get(index)
+    if found is None:
+        node = nodes[index]
+        found = node.get("o")
+        if found is None:
+            found = node["d"][0::2]
+            if node.get("p"):
+                found = [e for child in node["c"] for e in outputs(nodes, child, cache)] + found
+        cache[index] = found
+    return found
+
+
 def is_lean(record: dict[str, Any]) -> bool:
     return record.get("format") == LEAN
 
@@ -89,6 +109,9 @@ def digest(record: dict[str, Any]) -> dict[str, Any]:
     """The lean form of a raw record ``{"index", "sql", "plan", "extras", ...}``."""
     if is_lean(record):
         return record
+    if "plan" not in record and str(record.get("format", "")).startswith("lean/"):
+        raise ValueError(f"a {record['format']} plan dump, written by another version of airflow-lineage-provider "
+                         f"(this one reads {LEAN} and Spark's plan JSON): run the job again")
     extras = record.get("extras") or {}
     root = decode(record["plan"])
     builder = _Digest(root, extras)
@@ -130,6 +153,7 @@ class _Digest:
         self.outer: set[int] = set()
         self.warnings: list[str] = []
         self._index: dict[int, int] = {}
+        self._lean_outputs: dict[int, list[int]] = {}
         self._dataset_index: dict[Dataset, int] = {}
         self._outputs: dict[int, list[tuple[int, str]]] = {}
         self._cte_defs: dict[int, Tree] | None = None
@@ -192,10 +216,18 @@ class _Digest:
 
     def _add(self, lean: dict[str, Any]) -> int:
         self.nodes.append(lean)
+        outputs(self.nodes, len(self.nodes) - 1, self._lean_outputs)
         return len(self.nodes) - 1
 
     def _leaf(self, kind: str, node: Tree, **fields: Any) -> int:
-        return self._add({"k": kind, "o": [e for e, _ in self.output(node)], **fields})
+        output = [e for e, _ in self.output(node)]
+        if kind == DEF:  # most outputs follow from the definitions and the children: not written twice
+            defined = fields["d"][0::2]
+            if output == defined:
+                return self._add({"k": kind, **fields})
+            if output == [e for child in fields["c"] for e in self._lean_outputs[child]] + defined:
+                return self._add({"k": kind, "p": 1, **fields})
+        return self._add({"k": kind, "o": output, **fields})
 
     def _build(self, node: Tree) -> int:
         cls = node.cls
@@ -264,7 +296,7 @@ class _Digest:
             if eid is None or eid in seen:
                 continue
             seen.add(eid)
-            defs.append([eid, self._expression(e, children)])
+            defs += (eid, self._expression(e, children))
         if conditional:
             for e in node.exprs(field_name):
                 self._conditional_refs(e, children)
@@ -274,15 +306,17 @@ class _Digest:
         generator = node.expr("generator")
         defs: list[list[Any]] = []
         if generator is not None:
-            text, refs, subs = self._expression(generator, children)
+            text, refs, *subs = self._expression(generator, children)
             # A generator's output is never the input value itself: at least a transformation.
-            refs = [[e, stronger(TRANSFORMATION, s), f] for e, s, f in refs]
+            refs = [r if i % 2 == 0 else max(r >> 3, 1) << 3 | r & 7 for i, r in enumerate(refs)]
             for e in node.exprs("generatorOutput"):
                 eid = ex.expr_id(e)
                 if eid is not None:
-                    defs.append([eid, [text, refs, subs]])
+                    defs += (eid, [text, refs, *subs])
         else:
-            defs = [[ex.expr_id(e), None] for e in node.exprs("generatorOutput") if ex.expr_id(e) is not None]
+            for e in node.exprs("generatorOutput"):
+                if ex.expr_id(e) is not None:
+                    defs += (ex.expr_id(e), None)
         return self._leaf(DEF, node, c=children, d=defs)
 
     def _expand(self, node: Tree) -> int:
@@ -338,7 +372,7 @@ class _Digest:
                 eid = ex.expr_id(e)
                 if e.cls == "Alias" and eid is not None and eid not in seen:
                     seen.add(eid)
-                    defs.append([eid, self._expression(e, children)])
+                    defs += (eid, self._expression(e, children))
         return self._leaf(DEF, node, c=children, d=defs)
 
     # -- relations ---------------------------------------------------------------------------
@@ -367,9 +401,13 @@ class _Digest:
         return naming.from_location(location, table=table)
 
     def schemas(self, query: Tree, write: tuple[Dataset | None, Tree, tuple[str, ...] | None] | None
-                ) -> dict[str, list[list[str]]]:
+                ) -> dict[str, str | list[list[str]]]:
         """Columns of the catalog tables the statement read and wrote, for the static extractor's
         schema cache: the next run's START lineage knows them before Spark runs."""
+        return {table: _pack_columns(columns) for table, columns in self._schemas(query, write).items()}
+
+    def _schemas(self, query: Tree, write: tuple[Dataset | None, Tree, tuple[str, ...] | None] | None
+                 ) -> dict[str, list[list[str]]]:
         out: dict[str, list[list[str]]] = {}
         for node in query.deep_walk():
             if node.cls in RELATIONS:
@@ -393,9 +431,12 @@ class _Digest:
     # -- expressions ---------------------------------------------------------------------------
 
     def _expression(self, expression: Tree, children: list[int]) -> list[Any]:
-        refs = [[r.expr_id, r.subtype, (MASKING if r.masking else 0) | (CONDITIONAL_REF if r.conditional else 0)
-                 | (GENERATED if ex.is_generated(r.name) else 0)] for r in ex.references(expression)]
-        return [ex.render(expression), refs, self._subqueries(expression, children)]
+        refs: list[int] = []
+        for r in ex.references(expression):
+            refs += (r.expr_id, _STEP_CODES.get(r.subtype, 1) << 3 | (MASKING if r.masking else 0)
+                     | (CONDITIONAL_REF if r.conditional else 0) | (GENERATED if ex.is_generated(r.name) else 0))
+        subs = self._subqueries(expression, children)
+        return [ex.render(expression), refs, subs] if subs else [ex.render(expression), refs]
 
     def _subqueries(self, expression: Tree, children: list[int]) -> list[list[Any]]:
         out = []
@@ -412,13 +453,13 @@ class _Digest:
     def _condition(self, expression: Tree | None, subtype: str, scope: list[int]) -> None:
         if expression is None:
             return
-        refs = [[r.expr_id, subtype, 0] for r in ex.references(expression)]
+        refs = [r.expr_id for r in ex.references(expression)]
         subs = self._subqueries(expression, scope)
         if refs or subs:
             self.conds.append([subtype, refs, subs, scope, False])
 
     def _conditional_refs(self, expression: Tree, scope: list[int]) -> None:
-        refs = [[r.expr_id, CONDITIONAL, 0] for r in ex.references(expression) if r.conditional]
+        refs = [r.expr_id for r in ex.references(expression) if r.conditional]
         if refs:
             self.conds.append([CONDITIONAL, refs, [], scope, False])
 
@@ -438,6 +479,21 @@ def _alias_field(node: Tree) -> list[tuple[int, Tree]]:
                 and any(e.cls == "Alias" for e in items):
             return [(eid, e) for e in items if (eid := ex.expr_id(e)) is not None]
     return []
+
+
+def _pack_columns(columns: list[list[str]]) -> str | list[list[str]]:
+    """``"name\ttype\n..."``: one JSON string reads back far faster than a list of pairs.
+    A name or type holding a tab or a newline (Spark allows both, quoted) keeps the pairs."""
+    if any("\t" in part or "\n" in part for column in columns for part in column):
+        return columns
+    return "\n".join(f"{name}\t{type_}" for name, type_ in columns)
+
+
+def unpack_columns(packed: str | list[list[str]]) -> list[tuple[str, str]]:
+    """The ``[(column, SQL type), ...]`` of a lean record's ``schemas`` entry."""
+    if isinstance(packed, str):
+        return [tuple(line.split("\t", 1)) for line in packed.split("\n")] if packed else []  # type: ignore[misc]
+    return [(str(name), str(type_)) for name, type_ in packed]
 
 
 def _typed_columns(relation: Tree) -> list[list[str]]:

@@ -33,6 +33,7 @@ from airflow_lineage_provider.lineage.model import (
 
 UNKNOWN_NODE_CONFIDENCE = 0.5
 _NONE: frozenset = frozenset()
+_MASKING, _CONDITIONAL, _GENERATED, _STEPS = lean.MASKING, lean.CONDITIONAL_REF, lean.GENERATED, lean.STEPS
 _new = tuple.__new__  # builds an Origin without the Python-level __new__ of a NamedTuple (hot path)
 # ColumnInput's own order, compared field by field in C rather than by its generated __lt__.
 _ORDER = attrgetter("table", "field", "type", "subtype", "expression", "masking")
@@ -48,122 +49,164 @@ class Origin(NamedTuple):
     masking: bool
 
 
+class _Union(tuple):
+    """A step that merges several ``(node, exprId)`` sources: the branches of a UNION."""
+
+
+class _Rows(tuple):
+    """A step that merges one expression per kind of output row: an EXPAND."""
+
+
 class PlanResolver:
-    """Resolves the columns of one lean plan. Build one per record."""
+    """Resolves the columns of one lean plan. Build one per record.
+
+    Spark gives every attribute its own exprId, so the lean plan is indexed once by
+    exprId: which nodes define it (compute it, read it from a relation, or map it from
+    other exprIds). Passing an attribute through a node then costs nothing, and a wide
+    plan is resolved in time linear in its size. An exprId can have several definers:
+    a UNION's output shares its first branch's exprIds, and a projection that lists a
+    column again defines it again (with the text the user wrote there). The right one
+    is the highest at or below the asking node, as children always come before their
+    parents.
+    """
 
     def __init__(self, record: dict[str, Any]) -> None:
         self.nodes: list[dict[str, Any]] = record["nodes"]
         self.labels = [Dataset.from_dict(d).label for d in record["datasets"]]
-        self.indirect: set[ColumnInput] = set()
-        self._memo: dict[tuple[int, int], frozenset[Origin]] = {}
-        self._positions: dict[int, dict[int, int]] = {}
-        self._definitions: dict[int, dict[int, Any]] = {}
-        self._leaf_origins: dict[int, Origin] | None = None
+        self.indirect: set[tuple[str, str, str, bool]] = set()
+        self._outputs: dict[int, list[int]] = {}
+        self._steps: list[dict[int, Any]] = [self._node_steps(node) for node in self.nodes]
+        self._results: list[dict[int, frozenset[Origin]]] = [{} for _ in self.nodes]
+        self._where: dict[int, Any] = {}
+        where = self._where
+        for index, steps in enumerate(self._steps):
+            again = where.keys() & steps.keys()
+            if again:  # defined lower in the plan too: keep every definer, in order
+                for eid in again:
+                    found = where[eid]
+                    where[eid] = found + [index] if type(found) is list else [found, index]
+                where.update({eid: index for eid in steps if eid not in again})
+            else:
+                where.update(dict.fromkeys(steps, index))
 
-    def position(self, index: int, eid: int) -> int | None:
-        """Where ``eid`` stands in the node's output (indexed once per node: wide plans stay linear)."""
-        table = self._positions.get(index)
-        if table is None:
-            output = self.nodes[index]["o"]
-            # Built right to left, so a repeated exprId keeps its first position.
-            table = self._positions[index] = dict(zip(reversed(output), range(len(output) - 1, -1, -1)))
-        return table.get(eid)
+    def _node_steps(self, node: dict[str, Any]) -> dict[int, Any]:
+        """How a node gets each exprId it defines.
+
+        A step is a relation's column name, a digested expression, a ``(node, exprId)`` it
+        is renamed from, a ``_Union`` of those, the ``_Rows`` of an EXPAND, or ``_NONE`` or
+        ``None`` (a literal, a value with no source). The first position of a repeated
+        exprId wins.
+        """
+        kind = node["k"]
+        if kind == lean.DEF:
+            flat = iter(node["d"])
+            return dict(zip(flat, flat))  # an exprId with no expression (None) has no source
+        output = node["o"]
+        if kind == lean.REL:
+            return dict(zip(reversed(output), reversed(node["n"])))
+        children = node.get("c") or ()
+        if kind == lean.REN:
+            child = children[0] if children else None
+            return {eid: (child, source) if child is not None and source is not None else _NONE
+                    for eid, source in zip(reversed(output), reversed(node["r"]))}
+        steps: dict[int, Any] = {}
+        if kind == lean.MAP:
+            child_outputs = [(child, self.outputs(child)) for child in children]
+            if len(children) == 1 and len(set(output)) == len(output):  # a CTE reference: a plain rename
+                child, cols = child_outputs[0]
+                # Spark often keeps the definition's exprIds: those are not renamed, and not defined here.
+                return {eid: (child, source) for eid, source in zip(output, cols) if eid != source}
+            for position in range(len(output) - 1, -1, -1):
+                pairs = [(child, cols[position]) for child, cols in child_outputs if position < len(cols)]
+                steps[output[position]] = pairs[0] if len(pairs) == 1 else _Union(pairs)
+        elif kind == lean.EXPAND:
+            rows = node["rows"]
+            for position in range(len(output) - 1, -1, -1):
+                steps[output[position]] = _Rows(row[position] for row in rows if position < len(row))
+        else:  # CONST
+            steps = dict.fromkeys(output, _NONE)
+        return steps
+
+    def outputs(self, index: int) -> list[int]:
+        """The exprIds node ``index`` outputs, in order."""
+        return lean.outputs(self.nodes, index, self._outputs)
 
     def resolve(self, index: int, eid: int) -> frozenset[Origin]:
         """Source columns of the attribute ``eid`` as node ``index`` outputs it."""
-        key = (index, eid)
-        found = self._memo.get(key)
-        if found is not None:
-            return found
-        self._memo[key] = _NONE  # breaks cycles in malformed plans
-        node = self.nodes[index]
-        kind = node["k"]
-        if kind == lean.DEF:
-            definitions = self._definitions.get(index)
-            if definitions is None:
-                definitions = self._definitions[index] = {e: x for e, x in node["d"]}
-            if eid in definitions:
-                expression = definitions[eid]
-                result = self.expression(expression, node["c"]) if expression is not None else _NONE
-            else:
-                result = self._pass(node["c"], eid)
-        elif kind == lean.MAP:
-            result = self._map(index, node, eid)
-        elif kind == lean.REL:
-            position = self.position(index, eid)
-            result = _NONE if position is None else frozenset(
-                {Origin(self.labels[node["ds"]], node["n"][position], IDENTITY, "", False)})
-        elif kind == lean.REN:
-            position = self.position(index, eid)
-            source = node["r"][position] if position is not None else None
-            result = self.resolve(node["c"][0], source) if source is not None and node["c"] else _NONE
-        elif kind == lean.EXPAND:
-            position = self.position(index, eid)
-            out: set[Origin] = set()
-            if position is not None:
-                for row in node["rows"]:
-                    if position < len(row):
-                        out |= self.expression(row[position], node["c"])
-            result = frozenset(out)
-        else:  # CONST
+        where = self._where
+        while True:
+            found = where.get(eid)
+            if type(found) is int:
+                if found > index:
+                    return _NONE
+            elif found is None:
+                return _NONE
+            else:  # several definers: the highest at or below ``index``
+                for found in reversed(found):
+                    if found <= index:
+                        break
+                else:
+                    return _NONE
+            index = found
+            step = self._steps[index][eid]
+            if type(step) is not tuple or step[0] >= index:
+                break
+            index, eid = step  # renamed: follow it, nothing to remember
+        results = self._results[index]
+        result = results.get(eid)
+        if result is not None:
+            return result
+        results[eid] = _NONE  # breaks cycles in malformed plans
+        kind = type(step)
+        if kind is str:  # a relation's column
+            result = frozenset({_new(Origin, (self.labels[self.nodes[index]["ds"]], step, IDENTITY, "", False))})
+        elif kind is list:
+            result = self.expression(step, index)
+        elif kind is _Union:
+            result = frozenset().union(*(self.resolve(child, e) for child, e in step))
+        elif kind is _Rows:
+            result = frozenset().union(*(self.expression(x, index) for x in step))
+        else:
             result = _NONE
-        self._memo[key] = result
+        results[eid] = result
         return result
 
-    def _pass(self, children: list[int], eid: int) -> frozenset[Origin]:
-        for child in children:
-            if self.position(child, eid) is not None:
-                return self.resolve(child, eid)
-        return _NONE
-
-    def _map(self, index: int, node: dict[str, Any], eid: int) -> frozenset[Origin]:
-        """UNION and CTE references: output i is output i of each source."""
-        position = self.position(index, eid)
-        if position is None:
-            return _NONE
-        out: set[Origin] = set()
-        for child in node["c"]:
-            cols = self.nodes[child]["o"]
-            if position < len(cols):
-                out |= self.resolve(child, cols[position])
-        return frozenset(out)
-
-    def expression(self, expression: list[Any], children: list[int]) -> frozenset[Origin]:
-        """Origins of a digested expression whose attributes come from ``children``' outputs."""
-        text, refs, subs = expression
-        out: set[Origin] = set()
-        for eid, subtype, flags in refs:
-            if flags & lean.CONDITIONAL_REF:
+    def expression(self, expression: list[Any], index: int) -> frozenset[Origin]:
+        """Origins of a digested expression of node ``index``; it reads what lies below."""
+        text = expression[0]
+        below = index - 1
+        out: list[Origin] = []
+        add = out.append
+        flat = iter(expression[1])
+        for eid, code in zip(flat, flat):
+            if code & _CONDITIONAL:
                 continue
-            keep_any = subtype == IDENTITY or flags & lean.GENERATED
-            masked = bool(flags & lean.MASKING)
-            for o in self._resolve_ref(children, eid):
-                step = o.subtype if o.subtype == subtype else stronger(subtype, o.subtype)
-                out.add(_new(Origin, (o.table, o.field, step, o.expression if keep_any and o.expression else text,
-                                      o.masking or masked)))
-        for scalar, plan in subs:
+            subtype = _STEPS[code >> 3]
+            masked = code & _MASKING > 0
+            copy = subtype == IDENTITY  # a copy keeps the text of what it copies,
+            generated = code & _GENERATED  # and so does a column Spark generated (a generator's output)
+            for o in self.resolve(below, eid):
+                step = o.subtype if copy or o.subtype == subtype else stronger(subtype, o.subtype)
+                add(_new(Origin, (o.table, o.field, step, (o.expression or text) if copy or generated else text,
+                                  o.masking or masked)))
+        for scalar, plan in expression[2] if len(expression) > 2 else ():
             if scalar:
-                for eid in self.nodes[plan]["o"][:1]:
+                for eid in self.outputs(plan)[:1]:
                     for o in self.resolve(plan, eid):
-                        out.add(Origin(o.table, o.field, stronger(TRANSFORMATION, o.subtype), text, o.masking))
+                        add(_new(Origin, (o.table, o.field, stronger(TRANSFORMATION, o.subtype), text, o.masking)))
         return frozenset(out)
-
-    def _resolve_ref(self, children: list[int], eid: int) -> frozenset[Origin]:
-        """An attribute read from the children, or, for an outer reference, straight from its relation."""
-        for child in children:
-            if self.position(child, eid) is not None:
-                return self.resolve(child, eid)
-        origin = self._leaf_origin(eid)
-        return frozenset({origin}) if origin else _NONE
 
     def _leaf_origin(self, eid: int) -> Origin | None:
-        if self._leaf_origins is None:
-            self._leaf_origins = {}
-            for node in self.nodes:
-                if node["k"] == lean.REL:
-                    for e, name in zip(node["o"], node["n"]):
-                        self._leaf_origins[e] = Origin(self.labels[node["ds"]], name, IDENTITY, "", False)
-        return self._leaf_origins.get(eid)
+        """The relation column ``eid`` names, if any: what a correlated subquery reads from outside."""
+        for index in reversed(self._definers(eid)):
+            step = self._steps[index][eid]
+            if type(step) is str:
+                return _new(Origin, (self.labels[self.nodes[index]["ds"]], step, IDENTITY, "", False))
+        return None
+
+    def _definers(self, eid: int) -> list[int]:
+        found = self._where.get(eid)
+        return [] if found is None else [found] if type(found) is int else found
 
     def note_conditions(self, conds: list[list[Any]], outer: list[int]) -> None:
         """Statement-level indirect inputs: every condition of the plan, and subquery correlations."""
@@ -171,21 +214,26 @@ class PlanResolver:
         for subtype, refs, subs, scope, every in conds:
             if every:
                 for child in scope:
-                    for e in self.nodes[child]["o"]:
+                    for e in self.outputs(child):
                         for o in self.resolve(child, e):
-                            add(ColumnInput(o.table, o.field, INDIRECT, subtype, "", o.masking))
+                            add((o.table, o.field, subtype, o.masking))
                 continue
-            for eid, _, _ in refs:
-                for o in self._resolve_ref(scope, eid):
-                    add(ColumnInput(o.table, o.field, INDIRECT, subtype, "", o.masking))
+            limit = max(scope) if scope else -1
+            for eid in refs:
+                for o in self.resolve(limit, eid):
+                    add((o.table, o.field, subtype, o.masking))
             for _, plan in subs:
-                for e in self.nodes[plan]["o"]:
+                for e in self.outputs(plan):
                     for o in self.resolve(plan, e):
-                        add(ColumnInput(o.table, o.field, INDIRECT, subtype, "", o.masking))
+                        add((o.table, o.field, subtype, o.masking))
         for eid in outer:
             origin = self._leaf_origin(eid)
             if origin:
-                add(ColumnInput(origin.table, origin.field, INDIRECT, FILTER, "", origin.masking))
+                add((origin.table, origin.field, FILTER, origin.masking))
+
+    def indirect_inputs(self) -> tuple[ColumnInput, ...]:
+        return tuple(ColumnInput(table, field, INDIRECT, subtype, "", masking)
+                     for table, field, subtype, masking in sorted(self.indirect))
 
 
 def extract(record: dict[str, Any]) -> StatementLineage:
@@ -208,7 +256,7 @@ def _extract(record: dict[str, Any]) -> StatementLineage:
     query = record["query"]
     names = record.get("columns")
     columns: list[tuple[str, tuple[ColumnInput, ...]]] = []
-    for i, (eid, name) in enumerate(zip(resolver.nodes[query]["o"], record["names"])):
+    for i, (eid, name) in enumerate(zip(resolver.outputs(query), record["names"])):
         target_name = names[i] if names and i < len(names) else name
         inputs = tuple(sorted((
             ColumnInput(o.table, o.field, DIRECT, o.subtype, o.expression or o.field, o.masking)
@@ -233,6 +281,6 @@ def _extract(record: dict[str, Any]) -> StatementLineage:
         target=Dataset.from_dict(record["target"]) if record.get("target") else None,
         inputs=tuple(sorted(datasets.values(), key=lambda d: d.label)),
         columns=tuple(columns),
-        indirect=tuple(sorted(resolver.indirect, key=_ORDER)),
+        indirect=resolver.indirect_inputs(),
         warnings=warnings,
     )

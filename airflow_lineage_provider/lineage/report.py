@@ -95,12 +95,12 @@ def format_table(report: LineageReport) -> str:
 
 def remember_schemas(cache: Any, records: list[dict[str, Any]]) -> int:
     """Put the catalog tables a run's plans read and wrote into ``cache`` and save it; how many."""
-    from airflow_lineage_provider.lineage.digest import digest
+    from airflow_lineage_provider.lineage.digest import digest, unpack_columns
 
     count = 0
     for record in records:
         for table, columns in (digest(record).get("schemas") or {}).items():
-            cache.put(table, [tuple(c) for c in columns])
+            cache.put(table, unpack_columns(columns))
             count += 1
     if count:
         cache.save()

@@ -90,12 +90,14 @@ def test_the_shipped_modules_import_without_the_installed_package(tmp_path):
             "from airflow_lineage_provider.job.capture import digested\n"
             "warnings = []; lean = digested(json.load(open(sys.argv[2])), warnings)\n"
             "print(lean.get('format'), warnings)")
+    from airflow_lineage_provider.lineage.digest import LEAN
+
     plan = Path(__file__).resolve().parents[1] / "data" / "plans" / "seed_join.json"
     out = subprocess.run([sys.executable, "-S", "-c", code, archive, str(plan)], capture_output=True, text=True,
                          check=True)
     module, digest_line = out.stdout.strip().splitlines()
     assert module.startswith(archive)
-    assert digest_line == "lean/1 []"  # the driver digests its plans from the shipped zip too
+    assert digest_line == f"{LEAN} []"  # the driver digests its plans from the shipped zip too
 
 
 def test_application_operator_surface():

@@ -60,3 +60,41 @@ def test_unknown_node_is_warned_in_the_digest():
     lineage = plan.extract(lean)
     assert lineage.confidence == plan.UNKNOWN_NODE_CONFIDENCE
     assert all(inputs for _, inputs in lineage.columns)  # passed through, not lost
+
+
+def test_an_older_lean_dump_is_refused_with_the_reason():
+    with pytest.raises(ValueError, match=r"lean/1 plan dump.*run the job again"):
+        digest.digest({"format": "lean/1", "nodes": [], "index": 0})
+
+
+def test_join_outputs_are_worked_out_not_written_twice():
+    lean = digest.digest(raw("seed_join"))
+    nodes = lean["nodes"]
+    joins = [i for i, n in enumerate(nodes) if n["k"] == digest.DEF and n.get("p")]
+    assert joins, "the join passes both sides through"
+    for i in joins:
+        assert "o" not in nodes[i]
+        left, right = nodes[i]["c"]
+        cache: dict = {}
+        assert digest.outputs(nodes, i, cache) == digest.outputs(nodes, left, cache) + digest.outputs(nodes, right, cache)
+    assert len(digest.outputs(nodes, lean["query"], {})) == len(lean["names"])
+
+
+@pytest.mark.parametrize("columns", [
+    [["id", "bigint"], ["price", "decimal(7,2)"], ["tags", "array<struct<k:string,v:int>>"]],
+    [["odd\tname", "string"], ["line\nbreak", "int"]],  # Spark allows both in a quoted name
+    [],
+])
+def test_schemas_pack_and_unpack(columns):
+    packed = digest._pack_columns(columns)
+    assert digest.unpack_columns(json.loads(json.dumps(packed))) == [tuple(c) for c in columns]
+
+
+def test_seed_schemas_come_back_typed():
+    lean = json.loads(json.dumps(digest.digest(raw("seed_join"))))
+    schemas = {t: digest.unpack_columns(c) for t, c in lean["schemas"].items()}
+    assert schemas["spark_catalog.demo.ods_users"] == [
+        ("id", "BIGINT"), ("name", "STRING"), ("birthday", "TIMESTAMP"), ("ts", "TIMESTAMP")]
+    # The written table: its names (the statement's output), no types known from the plan.
+    assert schemas["spark_catalog.demo.dwd_users"] == [
+        (name, "") for name in ("id", "name", "company_name", "birthday", "ts", "p")]
