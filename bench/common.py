@@ -62,6 +62,20 @@ def per_item_median(fn: Callable[[Any], Any], items: list[Any], passes: int) -> 
     return [statistics.median(t) for t in times]
 
 
+def interleaved(fns: dict[str, Callable[[Any], Any]], items: list[Any], passes: int) -> dict[str, list[float]]:
+    """Like ``per_item_median`` for several tools at once, taking turns on each item.
+
+    The machine's speed drifts over a run; tools timed one after the other in turn see the
+    same drift, so their ratio holds even when the absolute figures move.
+    """
+    times: dict[str, list[list[float]]] = {label: [[] for _ in items] for label in fns}
+    for _ in range(passes):
+        for i, item in enumerate(items):
+            for label, fn in fns.items():
+                times[label][i].append(timed(lambda: fn(item))[0])
+    return {label: [statistics.median(t) for t in per_item] for label, per_item in times.items()}
+
+
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]

@@ -22,8 +22,9 @@ import gc
 import json
 import re
 import statistics
+from typing import Callable
 
-from common import ROOT, ms, p95, per_item_median, spark_session, stop_spark, timed
+from common import ROOT, interleaved, ms, p95, per_item_median, spark_session, stop_spark, timed
 
 from airflow_lineage_provider.lineage import digest, plan
 from tests.integration import tpcds
@@ -68,22 +69,20 @@ def sqlglot_build() -> str:
     return f"sqlglot {sqlglot.__version__}, {kind}"
 
 
-def sqlglot_peer_rows(sqls: list[str], passes: int) -> list[tuple[str, list[float], float]]:
-    """sqlglot's all-columns lineage, default and untrimmed: (label, per-query times, resolved share).
+def sqlglot_configs(schema: object) -> dict[str, Callable[[str], object]]:
+    """sqlglot's all-columns lineage, default and untrimmed, labelled as the tables print them.
 
     The schema is built once (a ``MappingSchema``), as a tool calling it per query would: a dict
     would be normalized again on every call, which costs sqlglot about half its time.
     """
-    from sqlglot.schema import MappingSchema
+    return {"sqlglot lineage(None) all columns, default": lambda s: sqlglot_all_columns(s, schema, True),
+            "sqlglot lineage(None) all columns, trim_selects=False": lambda s: sqlglot_all_columns(s, schema, False)}
 
-    schema = MappingSchema(sqlglot_schema(), dialect="spark")
-    rows = []
-    for label, trim in (("sqlglot lineage(None) all columns, default", True),
-                        ("sqlglot lineage(None) all columns, trim_selects=False", False)):
-        times = per_item_median(lambda s, t=trim: sqlglot_all_columns(s, schema, t), sqls, passes)
-        counts = [sqlglot_resolved(sqlglot_all_columns(s, schema, trim)) for s in sqls]
-        rows.append((label, times, sum(r for _, r in counts) / sum(t for t, _ in counts)))
-    return rows
+
+def sqlglot_share(sqls: list[str], schema: object, trim: bool) -> float:
+    """Share of output columns whose sqlglot lineage reaches a real table."""
+    counts = [sqlglot_resolved(sqlglot_all_columns(s, schema, trim)) for s in sqls]
+    return sum(r for _, r in counts) / sum(t for t, _ in counts)
 
 
 def ours_resolved(records: list[str]) -> tuple[int, int]:
@@ -166,7 +165,10 @@ def main() -> None:
 
     schema = MappingSchema(sqlglot_schema(), dialect="spark")  # built once, sqlglot's best use
     sqls = [sql for _, sql in tpcds.queries()]
-    rows += sqlglot_peer_rows(sqls, max(1, min(3, args.passes)))
+    glot = sqlglot_configs(schema)
+    glot_times = interleaved(glot, sqls, max(1, min(3, args.passes)))
+    rows += [(label, glot_times[label], sqlglot_share(sqls, schema, trim))
+             for label, trim in zip(glot, (True, False))]
     if args.sqlglot_per_column:
         from sqlglot.lineage import lineage
 
@@ -177,6 +179,24 @@ def main() -> None:
                 lineage(name, sql, schema, dialect="spark")
 
         rows.append(("sqlglot lineage() per column", per_item_median(per_column, sqls, 1), float("nan")))
+    wide_lines = []
+    for width, sql, record in wide:
+        raw_text, text = json.dumps(record), lean_text(record)
+        gc.collect()
+        gc.freeze()
+        ours_s = statistics.median(timed(lambda: ours(text))[0] for _ in range(5))
+        digest_s = statistics.median(timed(lambda: digest.digest(json.loads(raw_text)))[0] for _ in range(3))
+        st = ours(text)
+        assert all(inputs for _, inputs in st.columns), "every wide column has its source"
+        glot_schema = MappingSchema({f"wide_{width}": {f"c{i}": "BIGINT" for i in range(width)}}, dialect="spark")
+        glot_s = statistics.median(timed(lambda: sqlglot_all_columns(sql, glot_schema, False))[0] for _ in range(3))
+        wide_lines.append(
+            f"  {width:5d} columns: ours {ours_s:7.3f} s ({len(text) / 1e6:.2f} MB dumped; digest in the driver "
+            f"{digest_s:.3f} s of {len(raw_text) / 1e6:.1f} MB Spark JSON)   "
+            f"sqlglot trim_selects=False {glot_s:7.3f} s   ratio {glot_s / ours_s:6.1f}x")
+
+    # openlineage-sql runs last: once its Rust library has run in a process, the Python code
+    # after it runs slower there (measured: the 1000-column extraction 0.044 s -> 0.069 s).
     try:
         import openlineage_sql
 
@@ -194,21 +214,8 @@ def main() -> None:
         med = statistics.median(times)
         share_text = "n/a" if share != share else f"{share:.0%}"
         print(f"{label:58} {ms(med):>14} {ms(p95(times)):>12} {sum(times):9.3f}s {med / base:7.1f}x {share_text:>9}")
-
     print("\nSynthetic wide query: N columns through 10 CTEs (extraction of the analyzed plan, median of 5)")
-    for width, sql, record in wide:
-        raw_text, text = json.dumps(record), lean_text(record)
-        gc.collect()
-        gc.freeze()
-        ours_s = statistics.median(timed(lambda: ours(text))[0] for _ in range(5))
-        digest_s = statistics.median(timed(lambda: digest.digest(json.loads(raw_text)))[0] for _ in range(3))
-        st = ours(text)
-        assert all(inputs for _, inputs in st.columns), "every wide column has its source"
-        glot_schema = MappingSchema({f"wide_{width}": {f"c{i}": "BIGINT" for i in range(width)}}, dialect="spark")
-        glot_s = statistics.median(timed(lambda: sqlglot_all_columns(sql, glot_schema, False))[0] for _ in range(3))
-        print(f"  {width:5d} columns: ours {ours_s:7.3f} s ({len(text) / 1e6:.2f} MB dumped; digest in the driver "
-              f"{digest_s:.3f} s of {len(raw_text) / 1e6:.1f} MB Spark JSON)   "
-              f"sqlglot trim_selects=False {glot_s:7.3f} s   ratio {glot_s / ours_s:6.1f}x")
+    print("\n".join(wide_lines))
 
     if args.write_summary:
         tpcds.SUMMARY.write_text(tpcds.summary([(n, m, plan.extract(r)) for n, m, r in captured]))

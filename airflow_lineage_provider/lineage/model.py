@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 FORMAT = "airflow-lineage/1"
@@ -114,6 +115,10 @@ class ColumnInput:
             expression=d.get("expression", ""),
             masking=bool(d.get("masking", False)),
         )
+
+
+# ColumnInput's own order as a sort key: compared field by field in C, not by the generated __lt__.
+INPUT_ORDER = attrgetter("table", "field", "type", "subtype", "expression", "masking")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ without a word.
 from __future__ import annotations
 
 import gc
-from operator import attrgetter
 from typing import Any, NamedTuple
 
 from airflow_lineage_provider.lineage import digest as lean
@@ -24,6 +23,7 @@ from airflow_lineage_provider.lineage.model import (
     FILTER,
     IDENTITY,
     INDIRECT,
+    INPUT_ORDER,
     TRANSFORMATION,
     ColumnInput,
     Dataset,
@@ -35,8 +35,6 @@ UNKNOWN_NODE_CONFIDENCE = 0.5
 _NONE: frozenset = frozenset()
 _MASKING, _CONDITIONAL, _GENERATED, _STEPS = lean.MASKING, lean.CONDITIONAL_REF, lean.GENERATED, lean.STEPS
 _new = tuple.__new__  # builds an Origin without the Python-level __new__ of a NamedTuple (hot path)
-# ColumnInput's own order, compared field by field in C rather than by its generated __lt__.
-_ORDER = attrgetter("table", "field", "type", "subtype", "expression", "masking")
 
 
 class Origin(NamedTuple):
@@ -261,7 +259,7 @@ def _extract(record: dict[str, Any]) -> StatementLineage:
         inputs = tuple(sorted((
             ColumnInput(o.table, o.field, DIRECT, o.subtype, o.expression or o.field, o.masking)
             for o in resolver.resolve(query, eid)
-        ), key=_ORDER))
+        ), key=INPUT_ORDER))
         columns.append((target_name, inputs))
     # A static partition's value is a literal of the statement: a column with no source.
     for name in record.get("static") or ():

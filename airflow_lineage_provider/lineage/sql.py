@@ -46,6 +46,7 @@ from airflow_lineage_provider.lineage.model import (
     GROUP_BY,
     IDENTITY,
     INDIRECT,
+    INPUT_ORDER,
     JOIN,
     SORT,
     TRANSFORMATION,
@@ -368,15 +369,15 @@ class SqlExtractor:
     def _document(self, index: int, sql: str, target: Dataset | None, result: _Result,
                   columns: list[tuple[str, frozenset[Origin]]]) -> StatementLineage:
         cols = tuple(
-            (name, tuple(sorted(ColumnInput(o.table, o.field, DIRECT, o.subtype, o.expression or o.field, o.masking)
-                                for o in origins)))
+            (name, tuple(sorted((ColumnInput(o.table, o.field, DIRECT, o.subtype, o.expression or o.field, o.masking)
+                                 for o in origins), key=INPUT_ORDER)))
             for name, origins in columns
         )
         warnings = tuple(dict.fromkeys(result.warnings))
         return StatementLineage(
             index=index, sql=sql, method="sql", confidence=result.confidence if warnings else 1.0, target=target,
             inputs=tuple(sorted(result.inputs.values(), key=lambda d: d.label)), columns=cols,
-            indirect=tuple(sorted(result.indirect)), warnings=warnings,
+            indirect=tuple(sorted(result.indirect, key=INPUT_ORDER)), warnings=warnings,
         )
 
     # -- queries -----------------------------------------------------------------------------------
@@ -399,9 +400,7 @@ class SqlExtractor:
         if isinstance(query, exp.Values):
             width = len(query.expressions[0].expressions) if query.expressions else 0
             return _Result([(f"col{i + 1}", frozenset()) for i in range(width)])
-        _lowercase_tables(query)
-        using = _using_joins(query)
-        names = _written_names(query)
+        names, using = _prepare(query)
         qualified = qualify(query, dialect=DIALECT, schema=self.schema(), catalog=CATALOG, db=self.catalog.database,
                             validate_qualify_columns=False, identify=False, quote_identifiers=False,
                             )
@@ -959,7 +958,7 @@ class _Resolver:
             return True
         source = self.column_type(scope, node)
         for cast in reversed(casts):
-            target = _norm_type(cast.to.sql(DIALECT))
+            target = _norm_type(_sql(cast.to))
             if not widens(source, target):
                 return False
             source = target
@@ -989,7 +988,7 @@ class _Resolver:
             while isinstance(node, exp.Paren):
                 node = node.this
             if isinstance(node, exp.Cast):
-                return _norm_type(node.to.sql(DIALECT))
+                return _norm_type(_sql(node.to))
             if isinstance(node, exp.Column):
                 return self.column_type(src.node, node, depth + 1)
         return None
@@ -1023,7 +1022,7 @@ def render(node: exp.Expression) -> str:
     """The expression as written against the query's aliases, every binary operator in parentheses
     as the plan extractor writes them; call once resolution is done."""
     if isinstance(node, exp.Column):
-        return node.sql(DIALECT)
+        return _sql(node)
     global _GENERATOR
     if _GENERATOR is None:
         # An instance, not a subclass: sqlglot's compiled build (sqlglotc) cannot be subclassed.
@@ -1047,6 +1046,12 @@ def render(node: exp.Expression) -> str:
 
 
 _GENERATOR: Any = None
+_DIALECT = sqlglot.Dialect.get_or_raise(DIALECT)
+
+
+def _sql(node: exp.Expression) -> str:
+    """``node.sql("spark")`` without the copy of the tree that ``sql()`` makes first."""
+    return _DIALECT.generate(node, copy=False)
 
 
 def spark_name(node: exp.Expression, sql: str = "") -> str:
@@ -1157,33 +1162,43 @@ def _norm_type(text: str | None) -> str | None:
             "varchar": "text"}.get(t, t)
 
 
-def _written_names(query: exp.Expression) -> dict[str, str]:
-    """Output names as written (qualify lower-cases identifiers; Spark keeps the case of the name)."""
-    while isinstance(query, exp.SetOperation):
-        query = query.this
-    while isinstance(query, exp.Subquery):
-        query = query.this
-    out: dict[str, str] = {}
-    if isinstance(query, exp.Select):
-        for p in query.expressions:
+def _prepare(query: exp.Expression) -> tuple[dict[str, str], dict[int, str]]:
+    """One walk over the query before qualify changes it; returns what qualify would lose.
+
+    - Output names as written (qualify lower-cases identifiers; Spark keeps the case of the name).
+    - Selects joining with USING / NATURAL, and the side whose key Spark outputs (qualify makes
+      it a COALESCE).
+    And it lower-cases catalog names, which Spark compares case-insensitively.
+    """
+    top = query
+    while isinstance(top, (exp.SetOperation, exp.Subquery)):
+        top = top.this
+    names: dict[str, str] = {}
+    if isinstance(top, exp.Select):
+        for p in top.expressions:
             name = p.alias if isinstance(p, exp.Alias) else (p.name if isinstance(p, exp.Column) else "")
             if name and not isinstance(p, exp.Star):
-                out.setdefault(name.lower(), name)
-        for a in query.find_all(exp.Alias):  # names a star brings up from subqueries
-            if a.alias:
-                out.setdefault(a.alias.lower(), a.alias)
-    return out
-
-
-def _using_joins(query: exp.Expression) -> dict[int, str]:
-    """Selects joining with USING / NATURAL, and the side whose key Spark outputs (qualify makes it a COALESCE)."""
-    out: dict[int, str] = {}
-    for sel in query.find_all(exp.Select):
-        for j in sel.args.get("joins") or []:
-            if j.args.get("using") or str(j.args.get("method") or "").upper() == "NATURAL":
-                side = str(j.args.get("side") or "").upper()
-                out[id(sel)] = "both" if side == "FULL" else ("right" if side == "RIGHT" else "left")
-    return out
+                names.setdefault(name.lower(), name)
+    using: dict[int, str] = {}
+    for node in query.find_all(exp.Table, exp.Select, exp.Alias):
+        if isinstance(node, exp.Table):
+            file_path = node.db and node.db.lower() in _FILE_FORMATS
+            for key in ("this", "db", "catalog"):
+                ident = node.args.get(key)
+                if isinstance(ident, exp.Identifier) and not (key == "this" and file_path):
+                    ident.set("this", ident.this.lower())
+        elif isinstance(node, exp.Select):
+            for j in node.args.get("joins") or ():
+                if j.args.get("using") or str(j.args.get("method") or "").upper() == "NATURAL":
+                    side = str(j.args.get("side") or "").upper()
+                    using[id(node)] = "both" if side == "FULL" else ("right" if side == "RIGHT" else "left")
+        elif node.alias and top is query and isinstance(top, exp.Select):
+            names.setdefault(node.alias.lower(), node.alias)  # names a star brings up from subqueries
+    if top is not query and isinstance(top, exp.Select):
+        for alias in top.find_all(exp.Alias):
+            if alias.alias:
+                names.setdefault(alias.alias.lower(), alias.alias)
+    return names, using
 
 
 def _using_key(node: exp.Coalesce, side: str) -> exp.Expression:
@@ -1192,15 +1207,6 @@ def _using_key(node: exp.Coalesce, side: str) -> exp.Expression:
     if side == "both" or not all(isinstance(a, exp.Column) for a in args) or len({a.name for a in args}) != 1:
         return node
     return args[-1] if side == "right" else args[0]
-
-
-def _lowercase_tables(query: exp.Expression) -> None:
-    """Spark's catalog names are case-insensitive: compare them in lower case."""
-    for t in query.find_all(exp.Table):
-        for key in ("this", "db", "catalog"):
-            ident = t.args.get(key)
-            if isinstance(ident, exp.Identifier) and not (key == "this" and t.db and t.db.lower() in _FILE_FORMATS):
-                ident.set("this", ident.this.lower())
 
 
 def _none(index: int, sql: str, warning: str) -> StatementLineage:
