@@ -26,6 +26,7 @@ from __future__ import annotations
 import gc
 import logging
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
@@ -64,6 +65,20 @@ from airflow_lineage_provider.lineage.sql_schema import CATALOG, Catalog, Schema
 log = logging.getLogger(__name__)
 
 DIALECT = "spark"
+_SPARK = sqlglot.Dialect.get_or_raise(DIALECT)
+
+
+class _Generators(threading.local):
+    """Two generators per thread: built per call, they cost more than the text they write, and a
+    generator keeps state while it writes. (Instances, not subclasses: sqlglot's compiled build,
+    sqlglotc, cannot be subclassed.)"""
+
+    def __init__(self) -> None:
+        self.plain = _SPARK.generator()
+        self.lower = _SPARK.generator(normalize_functions="lower")
+
+
+_GENERATORS = _Generators()
 # Confidence when part of the lineage could not be known from the text.
 PARTIAL_CONFIDENCE = 0.5
 # Confidence when tables had no schema but every column was still resolved unambiguously.
@@ -190,7 +205,7 @@ class SqlExtractor:
         if directory:
             return self._directory(sql, index, directory)
         try:
-            tree = sqlglot.parse_one(sql, dialect=DIALECT)
+            tree = sqlglot.parse_one(sql, dialect=_SPARK)
         except SqlglotError as e:
             return [_none(index, sql, f"the SQL could not be parsed: {str(e).splitlines()[0]}")]
         if isinstance(tree, exp.Use):
@@ -359,7 +374,7 @@ class SqlExtractor:
             opt = _OPTION_PATH.search(m.group("rest") or "")
             path = opt.group(1) if opt else None
         try:
-            query = sqlglot.parse_one(m.group("query"), dialect=DIALECT)
+            query = sqlglot.parse_one(m.group("query"), dialect=_SPARK)
         except SqlglotError as e:
             return [_none(index, sql, f"the SQL could not be parsed: {str(e).splitlines()[0]}")]
         result = self._lineage(query)
@@ -390,8 +405,10 @@ class SqlExtractor:
                 parts = name.split(".")
                 if len(parts) != 3 or not info.columns:
                     continue
+                # qualify compares the query's names lower-cased (Spark ignores case); the origins
+                # keep the case the DDL gave (TableInfo.lookup), as Spark's plan does.
                 nested.setdefault(parts[0], {}).setdefault(parts[1], {})[parts[2]] = {
-                    c: (t or "UNKNOWN") for c, t in info.columns}
+                    c.lower(): (t or "UNKNOWN") for c, t in info.columns}
             self._schema = MappingSchema(nested, dialect=DIALECT, normalize=False)
             self._schema_version = self.catalog.version
         return self._schema
@@ -401,7 +418,7 @@ class SqlExtractor:
             width = len(query.expressions[0].expressions) if query.expressions else 0
             return _Result([(f"col{i + 1}", frozenset()) for i in range(width)])
         names, using = _prepare(query)
-        qualified = qualify(query, dialect=DIALECT, schema=self.schema(), catalog=CATALOG, db=self.catalog.database,
+        qualified = qualify(query, dialect=_SPARK, schema=self.schema(), catalog=CATALOG, db=self.catalog.database,
                             validate_qualify_columns=False, identify=False, quote_identifiers=False,
                             )
         result = _Resolver(self, qualified, using).run()
@@ -432,6 +449,7 @@ class _Resolver:
         self._texts: dict[int, str] = {}
         self._pending: list[exp.Expression] = []
         self._src_memo: dict[tuple[int, str], frozenset[Origin]] = {}
+        self._column_memo: dict[tuple[int, str, str], frozenset[Origin]] = {}
         self._table_memo: dict[tuple[str, str], frozenset[Origin]] = {}
         self._indirect_seen: set[tuple[str, str, str, bool]] = set()
         self._views_noted: set[str] = set()
@@ -656,9 +674,18 @@ class _Resolver:
         return frozenset(out)
 
     def column_origins(self, scope: Scope, col: exp.Column) -> frozenset[Origin]:
-        """Origins of a column reference read in ``scope`` (outer references included)."""
+        """Origins of a column reference read in ``scope`` (outer references included).
+
+        Remembered per scope and name: a column is read by projections and conditions alike."""
         table = col.table
         name = col.name
+        key = (id(scope), table, name)
+        found = self._column_memo.get(key)
+        if found is None:
+            found = self._column_memo[key] = self._column_origins(scope, table, name)
+        return found
+
+    def _column_origins(self, scope: Scope, table: str, name: str) -> frozenset[Origin]:
         s: Scope | None = scope
         if table:
             while s is not None:
@@ -857,6 +884,8 @@ class _Resolver:
             if node is not None:
                 self._indirect_expr(scope, node, SORT)
         for p in e.expressions:
+            if isinstance(p.this if isinstance(p, exp.Alias) else p, (exp.Column, exp.Literal)):
+                continue  # the common case: nothing in it can be a window or a condition
             conditional = False
             # One pass finds window specs and whether anything in the projection is a condition.
             for w in p.find_all(exp.Window, *_CONDITIONS):
@@ -911,10 +940,12 @@ class _Resolver:
         return False
 
     def _indirect_expr(self, scope: Scope, node: exp.Expression, subtype: str) -> None:
-        if node.find(*_NESTED) is None:  # the common case, walked by sqlglot itself
-            for n in node.find_all(exp.Column):
+        found = list(node.find_all(exp.Column, *_NESTED))
+        if all(isinstance(n, exp.Column) for n in found):  # the common case: plain columns, walked by sqlglot itself
+            select_first = subtype == SORT
+            for n in found:
                 if not isinstance(n.this, exp.Star):
-                    self._add_indirect(self._condition_column(scope, n, subtype == SORT), subtype)
+                    self._add_indirect(self._condition_column(scope, n, select_first), subtype)
             return
         stack = [node]
         while stack:
@@ -1023,10 +1054,6 @@ def render(node: exp.Expression) -> str:
     as the plan extractor writes them; call once resolution is done."""
     if isinstance(node, exp.Column):
         return _sql(node)
-    global _GENERATOR
-    if _GENERATOR is None:
-        # An instance, not a subclass: sqlglot's compiled build (sqlglotc) cannot be subclassed.
-        _GENERATOR = sqlglot.Dialect.get_or_raise(DIALECT).generator(normalize_functions="lower")
     # Wrap binary operations in parentheses in place (no copy of the tree), then unwrap.
     wrapped: list[tuple[exp.Paren, exp.Expression]] = []
     for b in node.find_all(exp.Binary):
@@ -1037,7 +1064,7 @@ def render(node: exp.Expression) -> str:
         paren.set("this", b)
         wrapped.append((paren, b))
     try:
-        text = _GENERATOR.generate(node, copy=False)
+        text = _GENERATORS.lower.generate(node, copy=False)
         wrap = isinstance(node, exp.Binary) and not isinstance(node, exp.Dot) and not isinstance(node.parent, exp.Paren)
         return f"({text})" if wrap else text
     finally:
@@ -1045,13 +1072,9 @@ def render(node: exp.Expression) -> str:
             paren.replace(b)
 
 
-_GENERATOR: Any = None
-_DIALECT = sqlglot.Dialect.get_or_raise(DIALECT)
-
-
 def _sql(node: exp.Expression) -> str:
     """``node.sql("spark")`` without the copy of the tree that ``sql()`` makes first."""
-    return _DIALECT.generate(node, copy=False)
+    return _GENERATORS.plain.generate(node, copy=False)
 
 
 def spark_name(node: exp.Expression, sql: str = "") -> str:
@@ -1060,7 +1083,7 @@ def spark_name(node: exp.Expression, sql: str = "") -> str:
     while isinstance(copy, exp.Paren) and not isinstance(node, exp.Paren) and isinstance(copy.this, exp.Binary) \
             and not isinstance(node, exp.Binary):
         copy = copy.this
-    text = copy.sql(DIALECT, normalize_functions="lower")
+    text = _GENERATORS.lower.generate(copy, copy=False)
     return re.sub(r"DECIMAL\((\d+), (\d+)\)", r"DECIMAL(\1,\2)", text)
 
 
@@ -1168,33 +1191,30 @@ def _prepare(query: exp.Expression) -> tuple[dict[str, str], dict[int, str]]:
     - Output names as written (qualify lower-cases identifiers; Spark keeps the case of the name).
     - Selects joining with USING / NATURAL, and the side whose key Spark outputs (qualify makes
       it a COALESCE).
-    And it lower-cases catalog names, which Spark compares case-insensitively.
+    And it keeps the case of file paths (``parquet.`/Data/In```), the only names Spark does not
+    compare case-insensitively, which qualify would lower-case with the rest.
     """
     top = query
     while isinstance(top, (exp.SetOperation, exp.Subquery)):
         top = top.this
     names: dict[str, str] = {}
+    star = False
     if isinstance(top, exp.Select):
         for p in top.expressions:
             name = p.alias if isinstance(p, exp.Alias) else (p.name if isinstance(p, exp.Column) else "")
-            if name and not isinstance(p, exp.Star):
+            if isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star)):
+                star = True
+            elif name:
                 names.setdefault(name.lower(), name)
     using: dict[int, str] = {}
-    for node in query.find_all(exp.Table, exp.Select, exp.Alias):
+    for node in query.find_all(exp.Table, exp.Join):
         if isinstance(node, exp.Table):
-            file_path = node.db and node.db.lower() in _FILE_FORMATS
-            for key in ("this", "db", "catalog"):
-                ident = node.args.get(key)
-                if isinstance(ident, exp.Identifier) and not (key == "this" and file_path):
-                    ident.set("this", ident.this.lower())
-        elif isinstance(node, exp.Select):
-            for j in node.args.get("joins") or ():
-                if j.args.get("using") or str(j.args.get("method") or "").upper() == "NATURAL":
-                    side = str(j.args.get("side") or "").upper()
-                    using[id(node)] = "both" if side == "FULL" else ("right" if side == "RIGHT" else "left")
-        elif node.alias and top is query and isinstance(top, exp.Select):
-            names.setdefault(node.alias.lower(), node.alias)  # names a star brings up from subqueries
-    if top is not query and isinstance(top, exp.Select):
+            if node.db and node.db.lower() in _FILE_FORMATS and isinstance(node.this, exp.Identifier):
+                node.this.meta["case_sensitive"] = True  # a path: qualify lower-cases every other name
+        elif node.args.get("using") or str(node.args.get("method") or "").upper() == "NATURAL":
+            side = str(node.args.get("side") or "").upper()
+            using[id(node.parent)] = "both" if side == "FULL" else ("right" if side == "RIGHT" else "left")
+    if star:  # names a star brings up from subqueries
         for alias in top.find_all(exp.Alias):
             if alias.alias:
                 names.setdefault(alias.alias.lower(), alias.alias)

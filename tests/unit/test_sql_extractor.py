@@ -233,6 +233,20 @@ def test_insert_overwrite_directory_targets_the_path():
     assert short(st) == {"id": {"s.id:I"}}
 
 
+def test_a_path_read_keeps_its_case_and_ddl_names_keep_theirs():
+    # Spark compares table and column names case-insensitively, but a path is a path: START's
+    # static lineage must name it as the plan does, or the two events would not merge. Columns
+    # declared in upper case are found whatever case the query uses, and keep the DDL's case.
+    st = last("CREATE TABLE Dim (K INT, Label STRING) USING parquet;"
+              "INSERT OVERWRITE DIRECTORY '/Out/Day' USING parquet "
+              "SELECT d.label AS Label FROM parquet.`/Data/In` AS p JOIN DIM d ON d.k = p.k")
+    assert [d.name for d in st.inputs] == ["/Data/In", "spark_catalog.default.dim"]
+    assert st.target.name == "/Out/Day"
+    assert short(st) == {"Label": {"dim.Label:I"}}
+    assert {(i.table, i.field, i.subtype) for i in st.indirect} == {
+        ("/Data/In", "k", JOIN), ("spark_catalog.default.dim", "K", JOIN)}
+
+
 # -- transformation rules -----------------------------------------------------------------------------
 
 EMP = ("CREATE TABLE emp (id BIGINT, name STRING, dept STRING, salary DOUBLE, tags ARRAY<STRING>, ts TIMESTAMP, "
