@@ -642,6 +642,13 @@ class _Resolver:
         inner = proj.this if isinstance(proj, exp.Alias) else proj
         if isinstance(inner, exp.Coalesce) and id(scope.expression) in self.using:
             inner = _using_key(inner, self.using[id(scope.expression)])
+        if type(inner) is exp.Column and not isinstance(inner.this, exp.Star):
+            # The common case, a column copied: what it copies, under the first text written for it.
+            origins = self.column_origins(scope, inner)
+            if all(o.expression for o in origins):
+                return origins
+            text = self.render(inner)
+            return frozenset(o if o.expression else o._replace(expression=text) for o in origins)
         identity = self.is_identity(scope, inner)
         refs: list[_Ref] = []
         subs: list[exp.Expression] = []
