@@ -450,6 +450,7 @@ class _Resolver:
         self._pending: list[exp.Expression] = []
         self._src_memo: dict[tuple[int, str], frozenset[Origin]] = {}
         self._column_memo: dict[tuple[int, str, str], frozenset[Origin]] = {}
+        self._tables: dict[str, tuple[TableInfo | None, Dataset]] = {}
         self._table_memo: dict[tuple[str, str], frozenset[Origin]] = {}
         self._indirect_seen: set[tuple[str, str, str, bool]] = set()
         self._views_noted: set[str] = set()
@@ -586,9 +587,11 @@ class _Resolver:
             path = table.name
             return _Src("table", table, name=path, dataset=naming.from_location(path, table=None))
         name = self.catalog.full_name([table.catalog, table.db, table.name])
-        info = self.catalog.get(name)
-        dataset = naming.from_location(info.location if info else None, table=name)
-        return _Src("table", table, name=name, info=info, dataset=dataset)
+        known = self._tables.get(name)
+        if known is None:  # a table is read in many scopes: look it up and name it once
+            info = self.catalog.get(name)
+            known = self._tables[name] = (info, naming.from_location(info.location if info else None, table=name))
+        return _Src("table", table, name=name, info=known[0], dataset=known[1])
 
     def _source_outputs(self, src: _Src) -> list[str] | None:
         """Column names a source offers; ``None`` when unknown."""
