@@ -53,27 +53,32 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, result
 
 
-def per_item_median(fn: Callable[[Any], Any], items: list[Any], passes: int) -> list[float]:
-    """For each item, the median of ``passes`` timings of ``fn(item)`` (seconds)."""
-    times: list[list[float]] = [[] for _ in items]
-    for _ in range(passes):
-        for i, item in enumerate(items):
-            times[i].append(timed(lambda: fn(item))[0])
-    return [statistics.median(t) for t in times]
+def per_item_best(fn: Callable[[Any], Any], items: list[Any], passes: int) -> list[float]:
+    """For each item, the best of ``passes`` timings of ``fn(item)`` (seconds).
+
+    The best, as ``timeit`` takes it: what the code costs. This machine is shared; a slower pass
+    measures its other tenants. Every tool is timed the same way, so the ratios are like for like.
+    """
+    return interleaved({"": fn}, items, passes)[""]
 
 
 def interleaved(fns: dict[str, Callable[[Any], Any]], items: list[Any], passes: int) -> dict[str, list[float]]:
-    """Like ``per_item_median`` for several tools at once, taking turns on each item.
+    """``per_item_best`` for several tools at once, taking turns on each item.
 
     The machine's speed drifts over a run; tools timed one after the other in turn see the
     same drift, so their ratio holds even when the absolute figures move.
     """
-    times: dict[str, list[list[float]]] = {label: [[] for _ in items] for label in fns}
+    best: dict[str, list[float]] = {label: [float("inf")] * len(items) for label in fns}
     for _ in range(passes):
         for i, item in enumerate(items):
             for label, fn in fns.items():
-                times[label][i].append(timed(lambda: fn(item))[0])
-    return {label: [statistics.median(t) for t in per_item] for label, per_item in times.items()}
+                best[label][i] = min(best[label][i], timed(lambda: fn(item))[0])
+    return best
+
+
+def best_of(fn: Callable[[], Any], passes: int) -> float:
+    """The best of ``passes`` timings of ``fn()`` (seconds)."""
+    return min(timed(fn)[0] for _ in range(passes))
 
 
 def p95(values: list[float]) -> float:
