@@ -101,6 +101,10 @@ SPARK_AGGREGATES = frozenset({
     "histogram_numeric", "count_min_sketch", "hll_sketch_agg", "try_sum", "try_avg", "grouping", "grouping_id",
 })
 _FILE_FORMATS = frozenset({"parquet", "orc", "json", "csv", "text", "avro", "delta", "binaryfile"})
+# What the pre-pass looks for, found in the text first: most statements have neither.
+_PATH_OR_USING = re.compile(r"(?:\b(?:%s)\s*\.\s*`)|\bUSING\s*\(|\bNATURAL\b" % "|".join(sorted(_FILE_FORMATS)),
+                            re.IGNORECASE)
+_UNNAMED = re.compile(r"_col_\d+")  # qualify's name for an output column the query leaves unnamed
 _DIRECTORY = re.compile(
     r"^\s*INSERT\s+OVERWRITE\s+(?:LOCAL\s+)?DIRECTORY\s*(?P<path>'(?:[^'\\]|\\.)*')?(?P<rest>.*?)"
     r"(?P<query>\b(?:WITH|SELECT|FROM|VALUES|TABLE)\b.*|\(.*)$",
@@ -417,7 +421,7 @@ class SqlExtractor:
         if isinstance(query, exp.Values):
             width = len(query.expressions[0].expressions) if query.expressions else 0
             return _Result([(f"col{i + 1}", frozenset()) for i in range(width)])
-        names, using = _prepare(query)
+        names, using = _prepare(query, walk=_PATH_OR_USING.search(self._sql) is not None)
         qualified = qualify(query, dialect=_SPARK, schema=self.schema(), catalog=CATALOG, db=self.catalog.database,
                             validate_qualify_columns=False, identify=False, quote_identifiers=False,
                             )
@@ -526,7 +530,7 @@ class _Resolver:
             return {}
         out = {}
         for i, p in enumerate(scope.expression.expressions):
-            if isinstance(p, exp.Alias) and re.fullmatch(r"_col_\d+", p.alias or ""):
+            if isinstance(p, exp.Alias) and p.alias.startswith("_col_") and _UNNAMED.fullmatch(p.alias):
                 out[i] = spark_name(p.this, self.sql)
         return out
 
@@ -1054,7 +1058,8 @@ class _Resolver:
             return rendered[placeholder]
 
         self.result.columns = [
-            (name, frozenset(Origin(o.table, o.field, o.subtype, text(o.expression), o.masking) for o in origins))
+            (name, frozenset(o._replace(expression=text(o.expression)) if o.expression.startswith("\x00") else o
+                             for o in origins))
             for name, origins in self.result.columns
         ]
 
@@ -1195,14 +1200,15 @@ def _norm_type(text: str | None) -> str | None:
             "varchar": "text"}.get(t, t)
 
 
-def _prepare(query: exp.Expression) -> tuple[dict[str, str], dict[int, str]]:
+def _prepare(query: exp.Expression, walk: bool = True) -> tuple[dict[str, str], dict[int, str]]:
     """One walk over the query before qualify changes it; returns what qualify would lose.
 
     - Output names as written (qualify lower-cases identifiers; Spark keeps the case of the name).
     - Selects joining with USING / NATURAL, and the side whose key Spark outputs (qualify makes
       it a COALESCE).
     And it keeps the case of file paths (``parquet.`/Data/In```), the only names Spark does not
-    compare case-insensitively, which qualify would lower-case with the rest.
+    compare case-insensitively, which qualify would lower-case with the rest. ``walk=False`` when the
+    statement's text has no path read and no USING / NATURAL join: then there is nothing to find.
     """
     top = query
     while isinstance(top, (exp.SetOperation, exp.Subquery)):
@@ -1217,7 +1223,7 @@ def _prepare(query: exp.Expression) -> tuple[dict[str, str], dict[int, str]]:
             elif name:
                 names.setdefault(name.lower(), name)
     using: dict[int, str] = {}
-    for node in query.find_all(exp.Table, exp.Join):
+    for node in query.find_all(exp.Table, exp.Join) if walk else ():
         if isinstance(node, exp.Table):
             if node.db and node.db.lower() in _FILE_FORMATS and isinstance(node.this, exp.Identifier):
                 node.this.meta["case_sensitive"] = True  # a path: qualify lower-cases every other name
