@@ -230,7 +230,7 @@ class PlanResolver:
                 add((origin.table, origin.field, FILTER, origin.masking))
 
     def indirect_inputs(self) -> tuple[ColumnInput, ...]:
-        return tuple(ColumnInput(table, field, INDIRECT, subtype, "", masking)
+        return tuple(ColumnInput.make(table, field, INDIRECT, subtype, "", masking)
                      for table, field, subtype, masking in sorted(self.indirect))
 
 
@@ -257,7 +257,7 @@ def _extract(record: dict[str, Any]) -> StatementLineage:
     for i, (eid, name) in enumerate(zip(resolver.outputs(query), record["names"])):
         target_name = names[i] if names and i < len(names) else name
         inputs = tuple(sorted((
-            ColumnInput(o.table, o.field, DIRECT, o.subtype, o.expression or o.field, o.masking)
+            ColumnInput.make(o.table, o.field, DIRECT, o.subtype, o.expression or o.field, o.masking)
             for o in resolver.resolve(query, eid)
         ), key=INPUT_ORDER))
         columns.append((target_name, inputs))

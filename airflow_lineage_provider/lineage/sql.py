@@ -388,7 +388,7 @@ class SqlExtractor:
     def _document(self, index: int, sql: str, target: Dataset | None, result: _Result,
                   columns: list[tuple[str, frozenset[Origin]]]) -> StatementLineage:
         cols = tuple(
-            (name, tuple(sorted((ColumnInput(o.table, o.field, DIRECT, o.subtype, o.expression or o.field, o.masking)
+            (name, tuple(sorted((ColumnInput.make(o.table, o.field, DIRECT, o.subtype, o.expression or o.field, o.masking)
                                  for o in origins), key=INPUT_ORDER)))
             for name, origins in columns
         )
@@ -446,7 +446,7 @@ class _Resolver:
             for s in self.root.traverse():
                 self.scope_of[id(s.expression)] = s
         self.result = _Result([])
-        self._memo: dict[tuple[int, str], frozenset[Origin]] = {}
+        self._memo: dict[tuple[int, str | int], frozenset[Origin]] = {}
         self._sources: dict[int, dict[str, _Src]] = {}
         self._projections: dict[int, dict[str, exp.Expression]] = {}
         self._outputs: dict[int, list[str]] = {}
@@ -616,7 +616,7 @@ class _Resolver:
 
     def resolve(self, scope: Scope, name: str, position: int | None = None) -> frozenset[Origin]:
         """Source columns of the output column ``name`` of ``scope``."""
-        key = (id(scope), name if position is None else f"#{position}")
+        key = (id(scope), name) if position is None else (id(scope), position)  # a position decides alone
         found = self._memo.get(key)
         if found is not None:
             return found
@@ -986,7 +986,7 @@ class _Resolver:
             key = (o.table, o.field, subtype, o.masking)
             if key not in seen:  # conditions name the same columns again and again: build each input once
                 seen.add(key)
-                self.result.indirect.add(ColumnInput(o.table, o.field, INDIRECT, subtype, "", o.masking))
+                self.result.indirect.add(ColumnInput.make(o.table, o.field, INDIRECT, subtype, "", o.masking))
 
     # -- types and text -------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import FrozenInstanceError
 from pathlib import Path
 
 import pytest
@@ -183,3 +184,12 @@ def test_column_map_and_label():
 )
 def test_stronger(first, then, expected):
     assert stronger(first, then) == expected
+
+
+def test_make_builds_the_same_column_input_as_the_constructor():
+    args = ("spark_catalog.demo.ods_users", "name", "DIRECT", "TRANSFORMATION", "upper(name)", True)
+    made, built = ColumnInput.make(*args), ColumnInput(*args)
+    assert made == built and hash(made) == hash(built) and repr(made) == repr(built)
+    assert made.to_dict() == built.to_dict() and not made < built and not built < made
+    with pytest.raises(FrozenInstanceError):
+        made.field = "other"  # type: ignore[misc]
