@@ -28,7 +28,7 @@ import logging
 import re
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 import sqlglot
 from sqlglot import exp
@@ -137,8 +137,9 @@ class _Src:
     hidden: bool = False  # a pivoted relation: only its pivot's output is visible by column name
 
 
-@dataclass
-class _Ref:
+class _Ref(NamedTuple):
+    """A column an expression reads, with its role there."""
+
     column: exp.Column
     subtype: str
     masking: bool
@@ -1136,6 +1137,8 @@ def _collect(node: exp.Expression, refs: list[_Ref], subs: list[exp.Expression],
             subtype = AGGREGATION if agg else (IDENTITY if identity else TRANSFORMATION)
             refs.append(_Ref(node, subtype, masking, conditional))
         return
+    if isinstance(node, exp.Literal):  # the other common leaf: nothing to read
+        return
     if isinstance(node, exp.Subquery):
         subs.append(node)
         return
@@ -1186,10 +1189,18 @@ def _collect(node: exp.Expression, refs: list[_Ref], subs: list[exp.Expression],
 def _fname(node: exp.Expression) -> str:
     if isinstance(node, exp.Anonymous):
         return str(node.name).lower()
-    try:
-        return node.sql_name().lower()
-    except Exception:  # not a function
-        return node.key
+    kind = type(node)
+    name = _FUNCTION_NAMES.get(kind)
+    if name is None:  # a function's name is its class's: worked out once per class
+        try:
+            name = node.sql_name().lower()
+        except Exception:  # not a function
+            name = node.key
+        _FUNCTION_NAMES[kind] = name
+    return name
+
+
+_FUNCTION_NAMES: dict[type, str] = {}
 
 
 def _norm_type(text: str | None) -> str | None:
