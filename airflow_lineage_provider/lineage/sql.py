@@ -955,31 +955,26 @@ class _Resolver:
         return False
 
     def _indirect_expr(self, scope: Scope, node: exp.Expression, subtype: str) -> None:
+        """Columns a condition reads. A query inside it gives its outputs and is not entered: its own
+        conditions are its own scope's (walking into it would read each nested query twice)."""
+        select_first = subtype == SORT
         found = list(node.find_all(exp.Column, *_NESTED))
-        if all(isinstance(n, exp.Column) for n in found):  # the common case: plain columns, walked by sqlglot itself
-            select_first = subtype == SORT
+        if all(isinstance(n, exp.Column) for n in found):  # the common case: plain columns, sqlglot walks
             for n in found:
                 if not isinstance(n.this, exp.Star):
                     self._add_indirect(self._condition_column(scope, n, select_first), subtype)
             return
-        stack = [node]
-        while stack:
-            n = stack.pop()
+        for n in node.walk(prune=_is_nested):
             if isinstance(n, exp.Column):
                 if not isinstance(n.this, exp.Star):
-                    self._add_indirect(self._condition_column(scope, n, subtype == SORT), subtype)
-                continue
-            if isinstance(n, (exp.Grouping, exp.GroupingId)):
-                continue  # a bit of the grouping id: no source column
-            if isinstance(n, (exp.Subquery, exp.Select, exp.SetOperation)):
-                body = n.this if isinstance(n, exp.Subquery) else n
-                child = self.scope_of.get(id(body))
+                    self._add_indirect(self._condition_column(scope, n, select_first), subtype)
+            elif isinstance(n, (exp.Subquery, exp.Select, exp.SetOperation)):
+                child = self.scope_of.get(id(n.this if isinstance(n, exp.Subquery) else n))
                 if child is not None:
                     for i, name in enumerate(self.outputs(child)):
                         if name != "*":
                             self._add_indirect(self.resolve(child, name, i), subtype)
-                continue
-            stack.extend(n.iter_expressions())
+            # Grouping / GroupingId (pruned too): a bit of the grouping id, no source column.
 
     def _add_indirect(self, origins: Iterable[Origin], subtype: str) -> None:
         seen = self._indirect_seen
@@ -1125,6 +1120,10 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
 
 # Inside a condition, what is not read as plain columns: queries, and grouping-id bits.
 _NESTED = (exp.Subquery, exp.Select, exp.SetOperation, exp.Grouping, exp.GroupingId)
+
+
+def _is_nested(node: exp.Expression) -> bool:
+    return isinstance(node, _NESTED)
 # Expressions whose parts only decide the result: their references are CONDITIONAL.
 _CONDITIONS = (exp.Case, exp.If, exp.Nvl2, exp.Filter)
 
