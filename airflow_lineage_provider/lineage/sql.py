@@ -960,9 +960,17 @@ class _Resolver:
         select_first = subtype == SORT
         found = list(node.find_all(exp.Column, *_NESTED))
         if all(isinstance(n, exp.Column) for n in found):  # the common case: plain columns, sqlglot walks
+            sources = self.sources(scope)
             for n in found:
-                if not isinstance(n.this, exp.Star):
-                    self._add_indirect(self._condition_column(scope, n, select_first), subtype)
+                if isinstance(n.this, exp.Star):
+                    continue
+                table = n.table
+                src = sources.get(table) if table else None
+                if src is not None and src.kind == "table" and src.info is not None and src.info.view is None:
+                    origins = self._table_column(src, n.name)  # a column of a table read right here
+                else:
+                    origins = self._condition_column(scope, n, select_first)
+                self._add_indirect(origins, subtype)
             return
         for n in node.walk(prune=_is_nested):
             if isinstance(n, exp.Column):
