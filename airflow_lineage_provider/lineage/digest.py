@@ -35,7 +35,7 @@ extraction's cost, hence the flat lists and integer codes: fewer JSON values to 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from airflow_lineage_provider.lineage import expressions as ex
 from airflow_lineage_provider.lineage import naming
@@ -94,11 +94,18 @@ def outputs(nodes: list[dict[str, Any]], index: int, cache: dict[int, list[int]]
         node = nodes[index]
         found = node.get("o")
         if found is None:
-            found = node["d"][0::2]
-            if node.get("p"):
-                found = [e for child in node["c"] for e in outputs(nodes, child, cache)] + found
+            found = _derived_outputs(node, lambda child: outputs(nodes, child, cache))
         cache[index] = found
     return found
+
+
+def _derived_outputs(node: dict[str, Any], child_outputs: Callable[[int], list[int]]) -> list[int]:
+    """A DEF node's outputs when it does not list them: its definitions, after its children's
+    outputs if it passes them through (``"p"``)."""
+    defined = node["d"][0::2]
+    if node.get("p"):
+        return [e for child in node["c"] for e in child_outputs(child)] + defined
+    return defined
 
 
 def is_lean(record: dict[str, Any]) -> bool:
@@ -153,7 +160,7 @@ class _Digest:
         self.outer: set[int] = set()
         self.warnings: list[str] = []
         self._index: dict[int, int] = {}
-        self._lean_outputs: dict[int, list[int]] = {}
+        self._lean_outputs: list[list[int]] = []  # per lean node, the exprIds it outputs
         self._dataset_index: dict[Dataset, int] = {}
         self._outputs: dict[int, list[tuple[int, str]]] = {}
         self._cte_defs: dict[int, Tree] | None = None
@@ -214,20 +221,18 @@ class _Digest:
             found = self._index[key] = self._build(node)
         return found
 
-    def _add(self, lean: dict[str, Any]) -> int:
+    def _add(self, lean: dict[str, Any], output: list[int]) -> int:
         self.nodes.append(lean)
-        outputs(self.nodes, len(self.nodes) - 1, self._lean_outputs)
+        self._lean_outputs.append(output)
         return len(self.nodes) - 1
 
     def _leaf(self, kind: str, node: Tree, **fields: Any) -> int:
         output = [e for e, _ in self.output(node)]
         if kind == DEF:  # most outputs follow from the definitions and the children: not written twice
-            defined = fields["d"][0::2]
-            if output == defined:
-                return self._add({"k": kind, **fields})
-            if output == [e for child in fields["c"] for e in self._lean_outputs[child]] + defined:
-                return self._add({"k": kind, "p": 1, **fields})
-        return self._add({"k": kind, "o": output, **fields})
+            for lean in ({"k": kind, **fields}, {"k": kind, "p": 1, **fields}):
+                if _derived_outputs(lean, self._lean_outputs.__getitem__) == output:
+                    return self._add(lean, output)
+        return self._add({"k": kind, "o": output, **fields}, output)
 
     def _build(self, node: Tree) -> int:
         cls = node.cls

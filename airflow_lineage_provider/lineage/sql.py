@@ -694,6 +694,10 @@ class _Resolver:
         Remembered per scope and name: a column is read by projections and conditions alike."""
         table = col.table
         name = col.name
+        if table:  # the common case, a column of a table this scope reads: straight to the table
+            src = self.sources(scope).get(table)
+            if src is not None and src.kind == "table" and src.info is not None and src.info.view is None:
+                return self._table_column(src, name)
         key = (id(scope), table, name)
         found = self._column_memo.get(key)
         if found is None:
@@ -959,20 +963,10 @@ class _Resolver:
         conditions are its own scope's (walking into it would read each nested query twice)."""
         select_first = subtype == SORT
         found = list(node.find_all(exp.Column, *_NESTED))
-        if all(isinstance(n, exp.Column) for n in found):  # the common case: plain columns, sqlglot walks
-            sources = self.sources(scope)
-            for n in found:
-                if isinstance(n.this, exp.Star):
-                    continue
-                table = n.table
-                src = sources.get(table) if table else None
-                if src is not None and src.kind == "table" and src.info is not None and src.info.view is None:
-                    origins = self._table_column(src, n.name)  # a column of a table read right here
-                else:
-                    origins = self._condition_column(scope, n, select_first)
-                self._add_indirect(origins, subtype)
-            return
-        for n in node.walk(prune=_is_nested):
+        # Most conditions hold columns only, and sqlglot's own walk found them; one that holds a
+        # query is walked again, this time not entering the query.
+        nodes = found if all(isinstance(n, exp.Column) for n in found) else node.walk(prune=_is_nested)
+        for n in nodes:
             if isinstance(n, exp.Column):
                 if not isinstance(n.this, exp.Star):
                     self._add_indirect(self._condition_column(scope, n, select_first), subtype)
