@@ -33,7 +33,9 @@ from typing import Any, Iterable, Mapping, NamedTuple
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
-from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+from sqlglot.optimizer.qualify_columns import qualify_columns
+from sqlglot.optimizer.qualify_tables import qualify_tables
 from sqlglot.optimizer.scope import Scope, build_scope
 from sqlglot.schema import MappingSchema
 
@@ -124,8 +126,8 @@ class ViewLineage:
 class _Src:
     """A relation in a FROM clause, as a column reference reaches it."""
 
-    kind: str  # table | scope | udtf | func | pivot
-    node: Any = None  # exp.Table / Scope / exp.Lateral / exp.Pivot
+    kind: str  # table | scope | udtf | func | pivot | values
+    node: Any = None  # exp.Table / Scope / exp.Lateral / exp.Pivot / exp.Values
     name: str | None = None  # table: catalog name (or path)
     info: TableInfo | None = None
     inner: _Src | None = None  # pivot: the pivoted relation
@@ -423,9 +425,13 @@ class SqlExtractor:
         # have neither, which plain substring tests tell far faster than a regular expression.
         text = self._sql.lower()
         names, using = _prepare(query, walk="`" in text or "using" in text or "natural" in text)
-        qualified = qualify(query, dialect=_SPARK, schema=self.schema(), catalog=CATALOG, db=self.catalog.database,
-                            validate_qualify_columns=False, identify=False, quote_identifiers=False,
-                            )
+        # sqlglot's qualify, step by step: the steps it takes for validation, quoting and dot-part
+        # recovery are of no use here, and its table step is mostly done by one walk of our own.
+        query = normalize_identifiers(query, dialect=_SPARK)
+        db = self.catalog.database
+        if not _qualify_tables(query, db):
+            query = qualify_tables(query, db=db, catalog=CATALOG, dialect=_SPARK)
+        qualified = qualify_columns(query, self.schema())
         result = _Resolver(self, qualified, using).run()
         result.columns = [(names.get(c.lower(), c), o) for c, o in result.columns]
         return result
@@ -570,6 +576,8 @@ class _Resolver:
                 src = _Src("scope", known if isinstance(known, Scope) else inner)
                 if src.node is None:
                     src = None
+            elif isinstance(item, exp.Values):  # rows of literals: named columns, no source
+                src = _Src("values", item)
             elif isinstance(item, exp.Lateral):
                 body = item.this.this if isinstance(item.this, exp.Subquery) else None
                 inner = self.scope_of.get(id(body)) if body is not None else None
@@ -605,9 +613,11 @@ class _Resolver:
         if src.kind == "scope":
             names = self.outputs(src.node)
             return None if "*" in names else names
-        if src.kind == "udtf":
+        if src.kind == "udtf" or src.kind == "values":
             alias = src.node.args.get("alias")
             cols = [c.name for c in alias.columns] if alias is not None and alias.columns else []
+            if src.kind == "values":  # unnamed, Spark calls them col1, col2, ... (sqlglot: _col_0, ...)
+                cols = [f"col{i + 1}" if _UNNAMED.fullmatch(c) else c for i, c in enumerate(cols)]
             return cols or None
         if src.kind == "pivot":
             return self._pivot_outputs(src)
@@ -907,7 +917,7 @@ class _Resolver:
                 continue  # the common case: nothing in it can be a window or a condition
             conditional = False
             # One pass finds window specs and whether anything in the projection is a condition.
-            for w in p.find_all(exp.Window, *_CONDITIONS):
+            for w in _WINDOWS_AND_CONDITIONS(p):
                 if not isinstance(w, exp.Window):
                     conditional = True
                     continue
@@ -962,11 +972,7 @@ class _Resolver:
         """Columns a condition reads. A query inside it gives its outputs and is not entered: its own
         conditions are its own scope's (walking into it would read each nested query twice)."""
         select_first = subtype == SORT
-        found = list(node.find_all(exp.Column, *_NESTED))
-        # Most conditions hold columns only, and sqlglot's own walk found them; one that holds a
-        # query is walked again, this time not entering the query.
-        nodes = found if all(isinstance(n, exp.Column) for n in found) else node.walk(prune=_is_nested)
-        for n in nodes:
+        for n in _CONDITION_PARTS(node):
             if isinstance(n, exp.Column):
                 if not isinstance(n.this, exp.Star):
                     self._add_indirect(self._condition_column(scope, n, select_first), subtype)
@@ -1062,6 +1068,48 @@ class _Resolver:
         ]
 
 
+class _Finder:
+    """A pre-order walk returning the nodes of some classes, entering none of ``pruned``.
+
+    The same as sqlglot's ``find_all`` with a ``prune``, at a third of its cost: its compiled
+    generator visits a node slower than this plain loop does, and most of a static extraction's
+    own walks (conditions, the table walk before qualify, rendering) were spent in it.
+    """
+
+    def __init__(self, found: tuple[type, ...], pruned: tuple[type, ...] = ()) -> None:
+        self.found = found
+        self.pruned = pruned
+        self.codes: dict[type, int] = {}  # per class: 1 returned, 2 not entered
+
+    def __call__(self, root: exp.Expression) -> list[Any]:
+        out: list[Any] = []
+        codes = self.codes
+        stack = [root]
+        pop = stack.pop
+        push = stack.append
+        expression = exp.Expr
+        while stack:
+            node = pop()
+            cls = type(node)
+            code = codes.get(cls)
+            if code is None:
+                code = codes[cls] = issubclass(cls, self.found) | issubclass(cls, self.pruned) << 1
+            if code & 1:
+                out.append(node)
+                if code & 2:
+                    continue
+            elif code:
+                continue
+            for value in reversed(node.args.values()):
+                if type(value) is list:
+                    for item in reversed(value):
+                        if isinstance(item, expression):
+                            push(item)
+                elif isinstance(value, expression):
+                    push(value)
+        return out
+
+
 def render(node: exp.Expression) -> str:
     """The expression as written against the query's aliases, every binary operator in parentheses
     as the plan extractor writes them; call once resolution is done."""
@@ -1069,7 +1117,7 @@ def render(node: exp.Expression) -> str:
         return _sql(node)
     # Wrap binary operations in parentheses in place (no copy of the tree), then unwrap.
     wrapped: list[tuple[exp.Paren, exp.Expression]] = []
-    for b in node.find_all(exp.Binary):
+    for b in _BINARIES(node):
         if b is node or isinstance(b, exp.Dot) or isinstance(b.parent, exp.Paren):
             continue
         paren = exp.Paren()
@@ -1083,6 +1131,9 @@ def render(node: exp.Expression) -> str:
     finally:
         for paren, b in reversed(wrapped):
             paren.replace(b)
+
+
+_BINARIES = _Finder((exp.Binary,), (exp.Column, exp.Literal))
 
 
 def _sql(node: exp.Expression) -> str:
@@ -1122,12 +1173,12 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
 
 # Inside a condition, what is not read as plain columns: queries, and grouping-id bits.
 _NESTED = (exp.Subquery, exp.Select, exp.SetOperation, exp.Grouping, exp.GroupingId)
-
-
-def _is_nested(node: exp.Expression) -> bool:
-    return isinstance(node, _NESTED)
+_CONDITION_PARTS = _Finder((exp.Column, *_NESTED), (exp.Column, *_NESTED))
 # Expressions whose parts only decide the result: their references are CONDITIONAL.
 _CONDITIONS = (exp.Case, exp.If, exp.Nvl2, exp.Filter)
+# A projection's windows and conditions; a query inside it is its own scope, noted there.
+_WINDOWS_AND_CONDITIONS = _Finder((exp.Window, *_CONDITIONS),
+                                  (exp.Column, exp.Literal, exp.Subquery, exp.Select, exp.SetOperation))
 
 
 # What ``_collect`` does with a node, by its class (worked out once per class: ``isinstance`` on
@@ -1270,6 +1321,75 @@ def _prepare(query: exp.Expression, walk: bool = True) -> tuple[dict[str, str], 
             if alias.alias:
                 names.setdefault(alias.alias.lower(), alias.alias)
     return names, using
+
+
+# Sources sqlglot's qualify_tables gives names or default columns to, or rewrites.
+_TABLE_WORK = (exp.Lateral, exp.Unnest, exp.Values, exp.Pivot, exp.TableFromRows)
+_TABLE_PARTS = _Finder((exp.Table, exp.With, exp.Subquery, exp.Column, *_TABLE_WORK), (exp.Table, exp.Column))
+
+
+def _qualify_tables(query: exp.Expression, db: str) -> bool:
+    """Give every table read its catalog and database, as ``qualify_tables`` does, in one walk.
+
+    ``qualify_tables`` builds the query's scopes to tell tables from CTE references, which cost
+    a tenth of a static extraction. Most queries need nothing else of it: a table whose name
+    no CTE has is a table, and a name a CTE has is that CTE when the only WITH is the query's
+    own and the reference is outside every CTE body. Returns False when the query needs the
+    rest of ``qualify_tables`` (an unnamed derived table, a generator, VALUES, a pivot, a table
+    function, a ``db.table.column`` reference, a CTE name it cannot place), and then leaves the
+    query as it found it. (Unlike ``qualify_tables``, a table keeps no alias it was not given:
+    its name already names it, and new nodes are what this saves.)
+    """
+    if type(query) is exp.Subquery:
+        return False
+    tables: list[exp.Table] = []
+    withs: list[exp.With] = []
+    for node in _TABLE_PARTS(query):
+        kind = type(node)
+        if kind is exp.Table:
+            if type(node.this) is not exp.Identifier or node.args.get("joins") or node.args.get("pivots"):
+                return False
+            tables.append(node)
+        elif kind is exp.Column:
+            if node.args.get("db") is not None:
+                return False
+        elif kind is exp.Subquery:
+            if (not node.alias and isinstance(node.parent, (exp.From, exp.Join))) or not isinstance(
+                    node.this, (exp.Select, exp.SetOperation)):
+                return False
+        elif kind is exp.With:
+            withs.append(node)
+        else:
+            return False
+    ctes = {cte.alias_or_name for w in withs for cte in w.expressions}
+    if ctes:
+        own_with = len(withs) == 1 and query.args.get("with_") is withs[0]
+        for table in tables:
+            if table.name in ctes and (not own_with or table.find_ancestor(exp.CTE) is not None):
+                return False
+    db_name, catalog_name = _names(db)
+    for table in tables:
+        args = table.args
+        if table.name in ctes:
+            continue
+        if args.get("db") is None:
+            table.set("db", exp.Identifier(this=db_name[0], quoted=db_name[1]))
+        if args.get("catalog") is None:
+            table.set("catalog", exp.Identifier(this=catalog_name[0], quoted=catalog_name[1]))
+    return True
+
+
+_NAMES: dict[str, tuple[tuple[str, bool], tuple[str, bool]]] = {}
+
+
+def _names(db: str) -> tuple[tuple[str, bool], tuple[str, bool]]:
+    """(name, quoted) of the database and catalog identifiers ``qualify_tables`` would give a table."""
+    found = _NAMES.get(db)
+    if found is None:
+        ids = [normalize_identifiers(exp.parse_identifier(name, dialect=_SPARK), dialect=_SPARK)
+               for name in (db, CATALOG)]
+        found = _NAMES[db] = ((ids[0].this, bool(ids[0].quoted)), (ids[1].this, bool(ids[1].quoted)))
+    return found
 
 
 def _using_key(node: exp.Coalesce, side: str) -> exp.Expression:
