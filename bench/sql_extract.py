@@ -49,6 +49,28 @@ def ours_counts(x: SqlExtractor, sqls: list[str]) -> tuple[int, int, int, int]:
     return total, resolved, edges, typed
 
 
+def source_columns(x: SqlExtractor, sqls: list[str], schema: object) -> tuple[int, int, int, int]:
+    """Distinct (table, column) sources per query, summed: (ours direct, ours direct + indirect,
+    sqlglot's, sqlglot's that ours also finds). sqlglot's lineage reaches a column through CASE
+    conditions and window keys too, untyped; ours types those INDIRECT, with joins, filters and
+    group keys, which sqlglot does not report at all."""
+    from sqlglot import exp
+
+    direct = found = glot = shared = 0
+    for sql in sqls:
+        st = ours(x, sql)
+        mine_direct = {(i.table.rsplit(".", 1)[-1], i.field.lower()) for _, inputs in st.columns for i in inputs}
+        mine = mine_direct | {(i.table.rsplit(".", 1)[-1], i.field.lower()) for i in st.indirect}
+        theirs = {(n.source.name.lower(), n.name.rsplit(".", 1)[-1].lower())
+                  for node in sqlglot_all_columns(sql, schema, False).values() for n in node.walk()
+                  if not n.downstream and isinstance(n.source, exp.Table) and n.source.name}
+        direct += len(mine_direct)
+        found += len(mine)
+        glot += len(theirs)
+        shared += len(theirs & mine)
+    return direct, found, glot, shared
+
+
 def olsql(sql: str):
     import openlineage_sql
 
@@ -132,6 +154,11 @@ def main() -> None:
     for label, times, share in rows:
         med = statistics.median(times)
         print(f"{label:58} {ms(med):>14} {ms(p95(times)):>12} {sum(times):9.3f}s {med / base:7.1f}x {share:9.1%}")
+
+    direct, found, glot, shared = source_columns(x, sqls, schema)
+    print(f"\nSource columns reached (distinct table.column per query, summed over the 103 queries): "
+          f"ours {found} ({direct} direct, the rest typed INDIRECT: joins, filters, group/sort/window keys, "
+          f"conditions); sqlglot {glot}, untyped; of sqlglot's, ours finds {shared} ({shared / glot:.0%})")
 
     print("\nSynthetic wide query: N columns through 10 CTEs, all columns (SQL text -> lineage)")
     print("\n".join(wide_lines))

@@ -6,8 +6,9 @@ plan could be captured. It produces the same document as the plan extractor
 casts, transformation, aggregation, masking, and the statement's indirect inputs
 (joins, filters, group/sort/window keys, CASE/IF conditions, pivot columns).
 
-How: each statement is parsed and qualified once (``sqlglot.optimizer.qualify``:
-tables get ``catalog.db``, columns their table alias, ``*`` is expanded from the
+How: each statement is parsed and qualified once (sqlglot's ``qualify`` steps:
+tables get ``catalog.db`` — by one walk of our own when the query needs no more of
+``qualify_tables`` —, columns their table alias, ``*`` is expanded from the
 schema), its scopes built once, and then every output column is resolved
 top-down through CTEs, subqueries, set operations, generators and pivots to
 base-table columns, each step memoized per (scope, column): one pass per
@@ -36,7 +37,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.optimizer.qualify_columns import qualify_columns
 from sqlglot.optimizer.qualify_tables import qualify_tables
-from sqlglot.optimizer.scope import Scope, build_scope
+from sqlglot.optimizer.scope import Scope, ScopeType, build_scope
 from sqlglot.schema import MappingSchema
 
 from airflow_lineage_provider.job.statements import split_statements
@@ -464,6 +465,7 @@ class _Resolver:
         self._tables: dict[str, tuple[TableInfo | None, Dataset]] = {}
         self._table_memo: dict[tuple[str, str], frozenset[Origin]] = {}
         self._indirect_seen: set[tuple[str, str, str, bool]] = set()
+        self._noted: set[int] = set()  # projections whose conditions and window keys are noted
         self._views_noted: set[str] = set()
         self._unknown_tables: set[str] = set()
 
@@ -671,6 +673,8 @@ class _Resolver:
         refs: list[_Ref] = []
         subs: list[exp.Expression] = []
         _collect(inner, refs, subs, identity, False, False, False)
+        if proj.parent is scope.expression and id(proj) not in self._noted:  # a projection of the scope:
+            self._note_projection(scope, proj, refs, subs)  # its conditions and window keys, while at it
         out: set[Origin] = set()
         text: str | None = None
         for ref in refs:
@@ -721,7 +725,7 @@ class _Resolver:
                 src = self.sources(s).get(table)
                 if src is not None:
                     return self.source_column(s, src, name)
-                s = s.parent
+                s = _outer(s)
             self.warn(f"column {table}.{name}: no relation {table} in scope")
             return frozenset()
         while s is not None:
@@ -750,7 +754,7 @@ class _Resolver:
                 self.warn(f"column {name} is ambiguous: it could belong to any of "
                           f"{', '.join(sorted((src.name or a) for a, src in unknown))} (no schema to decide)")
                 return frozenset()
-            s = s.parent
+            s = _outer(s)
         self.warn(f"column {name} is not in any relation of its query")
         return frozenset()
 
@@ -912,29 +916,30 @@ class _Resolver:
             node = e.args.get(key)
             if node is not None:
                 self._indirect_expr(scope, node, SORT)
-        for p in e.expressions:
-            if isinstance(p.this if isinstance(p, exp.Alias) else p, (exp.Column, exp.Literal)):
-                continue  # the common case: nothing in it can be a window or a condition
-            conditional = False
-            # One pass finds window specs and whether anything in the projection is a condition.
-            for w in _WINDOWS_AND_CONDITIONS(p):
-                if not isinstance(w, exp.Window):
-                    conditional = True
-                    continue
+        for p in e.expressions:  # the projections no output column led to (most were noted on the way)
+            if id(p) in self._noted or isinstance(p.this if isinstance(p, exp.Alias) else p, (exp.Column, exp.Literal)):
+                continue
+            refs: list[_Ref] = []
+            subs: list[exp.Expression] = []
+            _collect(p, refs, subs, False, False, False, False)
+            self._note_projection(scope, p, refs, subs)
+        for src in self.sources(scope).values():
+            if src.kind == "pivot":
+                self._pivot_indirect(src)
+
+    def _note_projection(self, scope: Scope, proj: exp.Expression, refs: list[_Ref], subs: list[exp.Expression]) -> None:
+        """A projection's CASE/IF conditions and window keys: indirect inputs of the statement,
+        whether or not an output column reads the projection (Spark's plan keeps them all)."""
+        self._noted.add(id(proj))
+        for ref in refs:
+            if ref.conditional:
+                self._add_indirect(self._condition_column(scope, ref.column), CONDITIONAL)
+        for w in subs:
+            if isinstance(w, exp.Window):
                 for part in w.args.get("partition_by") or []:
                     self._indirect_expr(scope, part, WINDOW)
                 if w.args.get("order") is not None:
                     self._indirect_expr(scope, w.args["order"], WINDOW)
-            if not conditional:
-                continue
-            refs: list[_Ref] = []
-            _collect(p, refs, [], False, False, False, False)
-            for ref in refs:
-                if ref.conditional:
-                    self._add_indirect(self._condition_column(scope, ref.column), CONDITIONAL)
-        for src in self.sources(scope).values():
-            if src.kind == "pivot":
-                self._pivot_indirect(src)
 
     def _pivot_indirect(self, src: _Src) -> None:
         pivot: exp.Pivot = src.node
@@ -1023,7 +1028,7 @@ class _Resolver:
             if src is None and not col.table:
                 break
             if src is None:
-                s = s.parent
+                s = _outer(s)
         if src is None:
             return None
         if src.kind == "table" and src.info is not None and src.info.view is None:
@@ -1068,12 +1073,22 @@ class _Resolver:
         ]
 
 
+# Scopes that may read their parent's columns: a subquery in an expression (or a branch of one),
+# a lateral one. A CTE or a derived table cannot: a name it does not have is not its parent's.
+_CORRELATED = frozenset({ScopeType.SUBQUERY, ScopeType.SET_OPERATION, ScopeType.UDTF})
+
+
+def _outer(scope: Scope) -> Scope | None:
+    return scope.parent if scope.scope_type in _CORRELATED else None
+
+
 class _Finder:
     """A pre-order walk returning the nodes of some classes, entering none of ``pruned``.
 
-    The same as sqlglot's ``find_all`` with a ``prune``, at a third of its cost: its compiled
-    generator visits a node slower than this plain loop does, and most of a static extraction's
-    own walks (conditions, the table walk before qualify, rendering) were spent in it.
+    What sqlglot's depth-first ``walk`` with a ``prune`` yields, filtered, at a third of the cost
+    of ``find_all``: its compiled generator visits a node slower than this plain loop does, and
+    most of a static extraction's own walks (conditions, the table walk before qualify,
+    rendering) were spent in it.
     """
 
     def __init__(self, found: tuple[type, ...], pruned: tuple[type, ...] = ()) -> None:
@@ -1174,11 +1189,6 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
 # Inside a condition, what is not read as plain columns: queries, and grouping-id bits.
 _NESTED = (exp.Subquery, exp.Select, exp.SetOperation, exp.Grouping, exp.GroupingId)
 _CONDITION_PARTS = _Finder((exp.Column, *_NESTED), (exp.Column, *_NESTED))
-# Expressions whose parts only decide the result: their references are CONDITIONAL.
-_CONDITIONS = (exp.Case, exp.If, exp.Nvl2, exp.Filter)
-# A projection's windows and conditions; a query inside it is its own scope, noted there.
-_WINDOWS_AND_CONDITIONS = _Finder((exp.Window, *_CONDITIONS),
-                                  (exp.Column, exp.Literal, exp.Subquery, exp.Select, exp.SetOperation))
 
 
 # What ``_collect`` does with a node, by its class (worked out once per class: ``isinstance`` on
@@ -1208,7 +1218,7 @@ def _kind(cls: type) -> tuple[int, bool, bool, bool, bool]:
 
 def _collect(node: exp.Expression, refs: list[_Ref], subs: list[exp.Expression], identity: bool, agg: bool,
              masking: bool, conditional: bool) -> None:
-    """Column references of an expression with their role; scalar subqueries go to ``subs``."""
+    """Column references of an expression with their role; scalar subqueries and windows go to ``subs``."""
     category, func, aggregate_class, anonymous, masking_class = _KINDS.get(type(node)) or _kind(type(node))
     if category == _COLUMN:
         if not isinstance(node.this, exp.Star):
@@ -1224,6 +1234,7 @@ def _collect(node: exp.Expression, refs: list[_Ref], subs: list[exp.Expression],
         _collect(node.this, refs, subs, identity, agg, masking, conditional)
         return
     if category == _WINDOW:
+        subs.append(node)  # its keys are indirect inputs (``_note_projection``)
         fn = node.this
         if fn is not None and _fname(fn) not in RANKING:
             _collect(fn, refs, subs, identity, agg, masking, conditional)
@@ -1363,10 +1374,21 @@ def _qualify_tables(query: exp.Expression, db: str) -> bool:
             return False
     ctes = {cte.alias_or_name for w in withs for cte in w.expressions}
     if ctes:
-        own_with = len(withs) == 1 and query.args.get("with_") is withs[0]
-        for table in tables:
-            if table.name in ctes and (not own_with or table.find_ancestor(exp.CTE) is not None):
+        # A name a CTE has is that CTE outside the CTE bodies, and in the body of a later CTE of the
+        # same WITH; in its own body or an earlier one it may be a table. Nested WITHs: not told here.
+        if len(withs) > 1 or query.args.get("with_") is not withs[0]:
+            if any(table.name in ctes for table in tables):
                 return False
+        else:
+            defined = {}
+            for position, cte in enumerate(withs[0].expressions):
+                defined.setdefault(cte.alias_or_name, position)
+            body_of = {id(cte): position for position, cte in enumerate(withs[0].expressions)}
+            for table in tables:
+                if table.name in ctes:
+                    body = table.find_ancestor(exp.CTE)
+                    if body is not None and body_of[id(body)] <= defined[table.name]:
+                        return False
     db_name, catalog_name = _names(db)
     for table in tables:
         args = table.args

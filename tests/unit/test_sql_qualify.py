@@ -33,8 +33,11 @@ CASES = [
     ("SELECT nick FROM other.emp", True),
     ("SELECT id FROM emp UNION ALL SELECT id FROM other.emp", True),
     ("SELECT `value` FROM parquet.`/Data/In`", True),
+    ("WITH a AS (SELECT name, dept FROM emp), b AS (SELECT name FROM a) SELECT b.name FROM b", True),
     # A CTE named like a table, read in its own body: that read is the table.
     ("WITH emp AS (SELECT name FROM emp WHERE salary > 1) SELECT name FROM emp", False),
+    # Read in an earlier CTE's body, a later CTE's name is a table's.
+    ("WITH a AS (SELECT dname FROM dept), dept AS (SELECT dept FROM emp) SELECT a.dname FROM a", False),
     # A WITH that is not the query's own: which names it covers takes scopes to tell.
     ("SELECT t.dept FROM (WITH dept AS (SELECT dept FROM emp) SELECT dept FROM dept) t JOIN dept ON t.dept = dept.dept",
      False),
