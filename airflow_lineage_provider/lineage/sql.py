@@ -917,8 +917,10 @@ class _Resolver:
             if node is not None:
                 self._indirect_expr(scope, node, SORT)
         for p in e.expressions:  # the projections no output column led to (most were noted on the way)
-            if id(p) in self._noted or isinstance(p.this if isinstance(p, exp.Alias) else p, (exp.Column, exp.Literal)):
+            if id(p) in self._noted:
                 continue
+            if isinstance(p.this if isinstance(p, exp.Alias) else p, (exp.Column, exp.Literal)):
+                continue  # nothing in it can be a window or a condition
             refs: list[_Ref] = []
             subs: list[exp.Expression] = []
             _collect(p, refs, subs, False, False, False, False)
@@ -927,7 +929,8 @@ class _Resolver:
             if src.kind == "pivot":
                 self._pivot_indirect(src)
 
-    def _note_projection(self, scope: Scope, proj: exp.Expression, refs: list[_Ref], subs: list[exp.Expression]) -> None:
+    def _note_projection(self, scope: Scope, proj: exp.Expression, refs: list[_Ref],
+                         subs: list[exp.Expression]) -> None:
         """A projection's CASE/IF conditions and window keys: indirect inputs of the statement,
         whether or not an output column reads the projection (Spark's plan keeps them all)."""
         self._noted.add(id(proj))

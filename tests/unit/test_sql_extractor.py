@@ -343,7 +343,8 @@ def test_a_cte_reads_no_column_of_the_query_around_it_a_correlated_subquery_does
     # `name` is no column of dept: the CTE's output `name` must not be taken for itself through the outer query.
     [st] = x.statement("WITH a AS (SELECT name FROM dept) SELECT a.name FROM a")
     assert st.warnings == ("column name is not in any relation of its query",) and st.confidence < 1
-    [st] = x.statement("SELECT name FROM emp e WHERE EXISTS (SELECT 1 FROM dept d WHERE d.dept = e.dept AND dname = name)")
+    [st] = x.statement("SELECT name FROM emp e "
+                       "WHERE EXISTS (SELECT 1 FROM dept d WHERE d.dept = e.dept AND dname = name)")
     assert not st.warnings
     assert {(i.table.rsplit(".", 1)[-1], i.field, i.subtype) for i in st.indirect} == {
         ("dept", "dept", "FILTER"), ("dept", "dname", "FILTER"), ("emp", "dept", "FILTER"), ("emp", "name", "FILTER")}
