@@ -1347,11 +1347,12 @@ def _qualify_tables(query: exp.Expression, db: str) -> bool:
 
     ``qualify_tables`` builds the query's scopes to tell tables from CTE references, which cost
     a tenth of a static extraction. Most queries need nothing else of it: a table whose name
-    no CTE has is a table, and a name a CTE has is that CTE when the only WITH is the query's
-    own and the reference is outside every CTE body. Returns False when the query needs the
-    rest of ``qualify_tables`` (an unnamed derived table, a generator, VALUES, a pivot, a table
-    function, a ``db.table.column`` reference, a CTE name it cannot place), and then leaves the
-    query as it found it. (Unlike ``qualify_tables``, a table keeps no alias it was not given:
+    no CTE has (or that names its database) is a table, and a bare name a CTE has is that CTE
+    when the only WITH is the query's own and the reference is outside the bodies of that CTE
+    and the ones before it. Returns False when the query needs the rest of ``qualify_tables``
+    (an unnamed derived table, a generator, VALUES, a pivot, a table function, a
+    ``db.table.column`` reference, a CTE name it cannot place), and then leaves the query as
+    it found it. (Unlike ``qualify_tables``, a table keeps no alias it was not given:
     its name already names it, and new nodes are what this saves.)
     """
     if type(query) is exp.Subquery:
@@ -1376,27 +1377,27 @@ def _qualify_tables(query: exp.Expression, db: str) -> bool:
         else:
             return False
     ctes = {cte.alias_or_name for w in withs for cte in w.expressions}
-    if ctes:
-        # A name a CTE has is that CTE outside the CTE bodies, and in the body of a later CTE of the
-        # same WITH; in its own body or an earlier one it may be a table. Nested WITHs: not told here.
+    # A name with no database that a CTE has may be that CTE; every other table is a table.
+    named = [table for table in tables if table.args.get("db") is None and table.name in ctes]
+    if named:
+        # That CTE it is outside the CTE bodies, and in the body of a later CTE of the same WITH; in
+        # its own body or an earlier one it may be a table. Nested WITHs: not told here.
         if len(withs) > 1 or query.args.get("with_") is not withs[0]:
-            if any(table.name in ctes for table in tables):
+            return False
+        defined: dict[str, int] = {}
+        for position, cte in enumerate(withs[0].expressions):
+            defined.setdefault(cte.alias_or_name, position)
+        body_of = {id(cte): position for position, cte in enumerate(withs[0].expressions)}
+        for table in named:
+            body = table.find_ancestor(exp.CTE)
+            if body is not None and body_of[id(body)] <= defined[table.name]:
                 return False
-        else:
-            defined = {}
-            for position, cte in enumerate(withs[0].expressions):
-                defined.setdefault(cte.alias_or_name, position)
-            body_of = {id(cte): position for position, cte in enumerate(withs[0].expressions)}
-            for table in tables:
-                if table.name in ctes:
-                    body = table.find_ancestor(exp.CTE)
-                    if body is not None and body_of[id(body)] <= defined[table.name]:
-                        return False
     db_name, catalog_name = _names(db)
+    references = {id(table) for table in named}
     for table in tables:
-        args = table.args
-        if table.name in ctes:
+        if id(table) in references:
             continue
+        args = table.args
         if args.get("db") is None:
             table.set("db", exp.Identifier(this=db_name[0], quoted=db_name[1]))
         if args.get("catalog") is None:

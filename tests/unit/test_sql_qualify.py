@@ -34,6 +34,8 @@ CASES = [
     ("SELECT id FROM emp UNION ALL SELECT id FROM other.emp", True),
     ("SELECT `value` FROM parquet.`/Data/In`", True),
     ("WITH a AS (SELECT name, dept FROM emp), b AS (SELECT name FROM a) SELECT b.name FROM b", True),
+    # A table that names its database is a table, even where a CTE has its name.
+    ("WITH emp AS (SELECT dept FROM dept) SELECT e.nick, emp.dept FROM other.emp e CROSS JOIN emp", True),
     # A CTE named like a table, read in its own body: that read is the table.
     ("WITH emp AS (SELECT name FROM emp WHERE salary > 1) SELECT name FROM emp", False),
     # Read in an earlier CTE's body, a later CTE's name is a table's.
