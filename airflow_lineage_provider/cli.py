@@ -14,7 +14,7 @@ import shutil
 import sys
 import tempfile
 
-from airflow_lineage_provider.lineage.model import LineageReport
+from airflow_lineage_provider.lineage.model import XCOM_KEY, LineageReport
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,7 +109,7 @@ def _extract_static(args: argparse.Namespace, script: str) -> int:
 def _extract_plan(args: argparse.Namespace, script: str) -> int:
     from airflow_lineage_provider import local_spark
     from airflow_lineage_provider.job.dump import SCRIPT, read_dump
-    from airflow_lineage_provider.lineage.report import from_records
+    from airflow_lineage_provider.lineage.extract import from_records
     conf = dict(kv.split("=", 1) for kv in args.conf if "=" in kv)
     dump = tempfile.mkdtemp(prefix="airflow-lineage-cli-")
     scratch = None
@@ -143,7 +143,7 @@ def _extract_app(args: argparse.Namespace) -> int:
     """Run a PySpark script under the driver (embedded Spark, or --master) and print its writes' lineage."""
     from airflow_lineage_provider import local_spark
     from airflow_lineage_provider.job.dump import read_dump
-    from airflow_lineage_provider.lineage.report import from_records
+    from airflow_lineage_provider.lineage.extract import from_records
 
     if not os.path.isfile(args.app):
         print(f"airflow-lineage: cannot read {args.app}: no such file", file=sys.stderr)
@@ -172,7 +172,7 @@ def _extract_app(args: argparse.Namespace) -> int:
 
 
 def _print(report: LineageReport, fmt: str, errors: list[dict] | None = None) -> None:
-    from airflow_lineage_provider.lineage.report import format_table
+    from airflow_lineage_provider.lineage.extract import format_table
 
     if fmt == "json":
         doc = report.to_dict()
@@ -184,12 +184,10 @@ def _print(report: LineageReport, fmt: str, errors: list[dict] | None = None) ->
 
 
 def _show(args: argparse.Namespace) -> int:
-    from sqlalchemy import select
-
     from airflow.models.xcom import XComModel
     from airflow.utils.session import create_session
+    from sqlalchemy import select
 
-    from airflow_lineage_provider.operators.spark_lineage import XCOM_KEY
 
     with create_session() as session:
         query = select(XComModel).where(XComModel.dag_id == args.dag_id, XComModel.key == XCOM_KEY)

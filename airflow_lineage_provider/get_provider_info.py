@@ -11,7 +11,9 @@ def get_provider_info() -> dict[str, Any]:
         "name": "Spark column lineage",
         "description": "Spark SQL and PySpark with column-level (field) lineage: XCom, OpenLineage and a UI view.",
         "versions": ["0.1.0"],
-        "hooks": [{"integration-name": "Apache Spark", "python-modules": ["airflow_lineage_provider.hooks.spark_lineage"]}],
+        "hooks": [
+            {"integration-name": "Apache Spark", "python-modules": ["airflow_lineage_provider.hooks.spark_lineage"]}
+        ],
         "operators": [
             {"integration-name": "Apache Spark", "python-modules": ["airflow_lineage_provider.operators.spark_lineage"]}
         ],

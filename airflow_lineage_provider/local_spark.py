@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from airflow_lineage_provider.lineage.naming import warehouse_location
+
 LOCAL_MASTER = "local[*]"
 STATE_ENV = "AIRFLOW_LINEAGE_LOCAL_DIR"
 DRIVER = str(Path(__file__).with_name("job") / "driver.py")
@@ -40,12 +42,14 @@ def state_dir() -> str:
     return os.path.join(os.path.abspath(airflow_home), "spark_local")
 
 
+def warehouse(directory: str | None = None) -> str:
+    """The embedded Spark's warehouse: where it keeps its managed tables."""
+    return os.path.join(directory or state_dir(), "warehouse")
+
+
 def managed_location(table: str, directory: str | None = None) -> str:
     """Where the embedded Spark keeps a managed table: ``warehouse/t``, or ``warehouse/db.db/t``."""
-    parts = table.split(".")
-    database, name = (parts[-2], parts[-1]) if len(parts) >= 2 else ("default", parts[-1])
-    warehouse = os.path.join(directory or state_dir(), "warehouse")
-    return os.path.join(warehouse, name) if database == "default" else os.path.join(warehouse, f"{database}.db", name)
+    return warehouse_location(table, warehouse(directory))
 
 
 def local_env() -> dict[str, str]:
@@ -65,7 +69,7 @@ def local_conf(directory: str | None = None) -> dict[str, str]:
     return {
         "spark.ui.enabled": "false",
         "spark.sql.catalogImplementation": "hive",
-        "spark.sql.warehouse.dir": os.path.join(base, "warehouse"),
+        "spark.sql.warehouse.dir": warehouse(base),
         "spark.hadoop.javax.jdo.option.ConnectionURL": (
             f"jdbc:derby:;databaseName={os.path.join(base, 'metastore_db')};create=true"
         ),

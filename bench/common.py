@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import statistics
 import sys
 import tempfile
 import time

@@ -1,6 +1,6 @@
 """Extraction alone: the dump's plan JSON -> lineage document, over the 103 TPC-DS queries.
 
-The driver digests each analyzed plan into the lean plan (``lineage/digest.py``) on its
+The driver digests each analyzed plan into the lean plan (``lineage/plan/digest.py``) on its
 background thread while Spark runs on, and dumps that; extraction on the Airflow worker
 reads it back and resolves it. Timed here: JSON text of the dumped record -> document.
 The digest itself (Spark's JSON -> lean, paid in the driver) is timed and printed
@@ -27,13 +27,13 @@ from typing import Callable
 
 from common import ROOT, best_of, interleaved, ms, p95, per_item_best, spark_session, stop_spark
 
-from airflow_lineage_provider.lineage import digest, plan
-from tests.integration import tpcds
+from airflow_lineage_provider.lineage.plan import digest, resolve
+from tests.helpers import TPCDS, TPCDS_SUMMARY, capture_tpcds, create_tpcds_schema, tpcds_queries, tpcds_summary
 
 
 def sqlglot_schema() -> dict[str, dict[str, str]]:
     schema: dict[str, dict[str, str]] = {}
-    for m in re.finditer(r"CREATE TABLE (\w+) \((.*?)\) USING", (tpcds.TPCDS / "schema.sql").read_text(), re.S):
+    for m in re.finditer(r"CREATE TABLE (\w+) \((.*?)\) USING", (TPCDS / "schema.sql").read_text(), re.S):
         cols = {}
         for line in m.group(2).split(",\n"):
             parts = line.strip().split(None, 1)
@@ -89,7 +89,7 @@ def sqlglot_share(sqls: list[str], schema: object, trim: bool) -> float:
 def ours_resolved(records: list[str]) -> tuple[int, int]:
     total = resolved = 0
     for text in records:
-        st = plan.extract(json.loads(text))
+        st = resolve.extract(json.loads(text))
         total += len(st.columns)
         resolved += sum(1 for _, inputs in st.columns if inputs)
     return total, resolved
@@ -137,8 +137,8 @@ def main() -> None:
     print(sqlglot_build())
 
     spark = spark_session()
-    tpcds.create_schema(spark)
-    captured = tpcds.capture(spark)
+    create_tpcds_schema(spark)
+    captured = capture_tpcds(spark)
     wide = capture_wide(spark, [int(w) for w in args.widths.split(",")])
     stop_spark(spark)
     raw_texts = [json.dumps(rec) for _, _, rec in captured]
@@ -147,7 +147,7 @@ def main() -> None:
           f"{sum(map(len, texts)) / 1e6:.1f} MB dumped as lean plans")
 
     def ours(text: str) -> object:
-        return plan.extract(json.loads(text))
+        return resolve.extract(json.loads(text))
 
     for text in texts + raw_texts:  # warm-up: imports, function-name table
         ours(text)
@@ -165,7 +165,7 @@ def main() -> None:
     from sqlglot.schema import MappingSchema
 
     schema = MappingSchema(sqlglot_schema(), dialect="spark")  # built once, sqlglot's best use
-    sqls = [sql for _, sql in tpcds.queries()]
+    sqls = [sql for _, sql in tpcds_queries()]
     glot = sqlglot_configs(schema)
     glot_times = interleaved(glot, sqls, max(1, min(3, args.passes)))
     rows += [(label, glot_times[label], sqlglot_share(sqls, schema, trim))
@@ -219,8 +219,8 @@ def main() -> None:
     print("\n".join(wide_lines))
 
     if args.write_summary:
-        tpcds.SUMMARY.write_text(tpcds.summary([(n, m, plan.extract(r)) for n, m, r in captured]))
-        print(f"\nwrote {tpcds.SUMMARY.relative_to(ROOT)}")
+        TPCDS_SUMMARY.write_text(tpcds_summary([(n, m, resolve.extract(r)) for n, m, r in captured]))
+        print(f"\nwrote {TPCDS_SUMMARY.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

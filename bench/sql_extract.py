@@ -1,6 +1,6 @@
 """Static extraction from SQL text, over the 103 TPC-DS queries (all output columns), in one run.
 
-Compares airflow-lineage's static extractor (lineage/sql.py: one qualify + scope pass per
+Compares airflow-lineage's static extractor (lineage/sql/: one qualify + scope pass per
 statement, every edge typed) with sqlglot's own lineage (per column, and all columns at once
 with and without trim_selects) and openlineage-sql (Rust). Prints median and p95 per query
 (each query's time is the best of its passes, the tools taking turns on each query), the total,
@@ -21,12 +21,12 @@ from plan_extract import sqlglot_all_columns, sqlglot_build, sqlglot_configs, sq
 
 from airflow_lineage_provider.lineage.model import StatementLineage
 from airflow_lineage_provider.lineage.sql import SqlExtractor
-from tests.integration import tpcds
+from tests.helpers import TPCDS, tpcds_queries
 
 
 def ours_extractor() -> SqlExtractor:
     x = SqlExtractor(database="tpcds")
-    x.run((tpcds.TPCDS / "schema.sql").read_text())
+    x.run((TPCDS / "schema.sql").read_text())
     return x
 
 
@@ -94,7 +94,7 @@ def main() -> None:
     print(sqlglot_build())
 
     x = ours_extractor()
-    sqls = [sql for _, sql in tpcds.queries()]
+    sqls = [sql for _, sql in tpcds_queries()]
     for sql in sqls:  # warm-up
         ours(x, sql)
     from sqlglot.schema import MappingSchema

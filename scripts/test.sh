@@ -17,4 +17,6 @@ if ! command -v chromium >/dev/null 2>&1; then
     echo "test: chromium is not installed (apt-get install chromium as root); browser tests will be skipped" >&2
   fi
 fi
+# The linter first (pyproject.toml [tool.ruff]): a style error fails the run before any test starts.
+"$VENV/bin/ruff" check --quiet "$ROOT"
 exec "$VENV/bin/python" -m pytest -p no:cacheprovider "$@"

@@ -6,6 +6,7 @@ Set before anything imports Airflow, so no test touches the developer's own
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
@@ -13,12 +14,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-import logging
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).resolve().parent / "data"
+from tests.helpers import DATA, ROOT  # imports no Airflow: the environment below is set first
 
 _HOME = tempfile.mkdtemp(prefix="airflow-lineage-tests-")
 DAGS = Path(_HOME) / "dags"

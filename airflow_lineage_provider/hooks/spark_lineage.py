@@ -205,21 +205,31 @@ class SparkLineageHook(SparkSubmitHook):
             )
 
 
-# Modules the driver imports: shipped with --py-files when the driver runs on the cluster.
-_JOB_MODULES = ("__init__.py", "job/__init__.py", "job/app.py", "job/capture.py", "job/driver.py",
-                "job/dump.py", "job/statements.py", "lineage/__init__.py", "lineage/model.py", "lineage/naming.py",
-                "lineage/digest.py", "lineage/tree.py", "lineage/expressions.py", "lineage/spark_functions.json")
+def job_modules() -> list[str]:
+    """What the Spark driver imports, as paths inside the package: ``job/`` and ``lineage/`` (the
+    ground floor it stands on) without ``lineage/sql/``, which only the Airflow side runs.
+    A rule, not a list: a module added to those rooms ships with them (a test holds the rule)."""
+    package = Path(__file__).resolve().parents[1]
+    shipped = ["__init__.py"]
+    for room in ("job", "lineage"):
+        for path in sorted((package / room).rglob("*")):
+            relative = path.relative_to(package)
+            if relative.parts[:2] == ("lineage", "sql") or path.suffix not in (".py", ".json"):
+                continue
+            shipped.append(relative.as_posix())
+    return shipped
 
 
 def job_package_zip(directory: str | None = None) -> str:
     """A zip of the driver's own modules (pyspark and the standard library aside), built once
     per process: in cluster deploy mode the driver runs where this package is not installed."""
     package = Path(__file__).resolve().parents[1]
+    modules = job_modules()
     target = Path(directory or tempfile.gettempdir()) / f"airflow_lineage_job-{os.getpid()}.zip"
-    if not target.exists() or target.stat().st_mtime < max((package / m).stat().st_mtime for m in _JOB_MODULES):
+    if not target.exists() or target.stat().st_mtime < max((package / m).stat().st_mtime for m in modules):
         tmp = target.with_suffix(".tmp")
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-            for module in _JOB_MODULES:
+            for module in modules:
                 zf.write(package / module, f"airflow_lineage_provider/{module}")
         os.replace(tmp, target)
     return str(target)

@@ -18,71 +18,9 @@ import threading
 import traceback
 from typing import Any, Callable
 
-from airflow_lineage_provider.job.capture import WRITE_RANK, PlanCapture, digested, is_write, simple_name
-from airflow_lineage_provider.job.dump import DumpWriter
-
-
-def nest_writes(events: list[tuple[int, Any]], rank: Callable[[Any], int]) -> list[Any]:
-    """One write per user action, from the listener's events in arrival order.
-
-    Each event is ``(query execution id, item)``. A command that runs other commands
-    (``saveAsTable`` runs a CTAS, which runs an insert) gets its id first and reports
-    last, so the events that arrived before it with a larger id ran inside it. Of such a
-    nest, the item with the lowest ``rank`` is kept (the CTAS over the insert it runs,
-    anything over ``SaveAsV1TableCommand``); on a tie the outermost.
-    """
-    kept: list[tuple[int, Any]] = []
-    for qid, item in events:
-        inner = [k for k in kept if k[0] > qid]
-        if inner:
-            kept = [k for k in kept if k[0] <= qid]
-            nest = [(qid, item)] + sorted(inner, key=lambda k: k[0])
-            kept.append(min(nest, key=lambda k: rank(k[1])))  # min keeps the first (outermost) on ties
-        else:
-            kept.append((qid, item))
-    return [item for _, item in kept]
-
-
-class ApplicationCapture(PlanCapture):
-    """The write capture for a whole application: no statements to flush between, so the
-    events are kept with their query execution ids and nested writes are folded by ``nest_writes``."""
-
-    def __init__(self, spark: Any) -> None:
-        super().__init__(spark)
-        self._events: list[tuple[int, str, Any]] = []
-
-    def on_success(self, func_name: str, qe: Any) -> None:
-        try:
-            plan = qe.analyzed()
-            if is_write(plan):
-                with self._lock:
-                    self._events.append((int(qe.id()), simple_name(plan), plan))
-        except Exception as e:  # lineage never breaks the job
-            self.warnings.append(f"plan capture failed: {e}\n{traceback.format_exc(limit=3)}")
-
-    def describe(self, plan: Any) -> dict[str, Any]:
-        record = super().describe(plan)
-        try:  # a write made with spark.sql(...) keeps the SQL text in its origin
-            text = plan.origin().sqlText()
-            if text.isDefined():
-                record["sql_text"] = str(text.get())
-        except Exception:  # noqa: BLE001 - no origin: a DataFrame write
-            pass
-        return record
-
-    def describe_all(self, plans: list[Any]) -> list[dict[str, Any]]:
-        """One record per plan: nested events are already folded, and two writes of one
-        table by the application are two writes."""
-        return self.describe_each(plans)
-
-    def drain(self) -> list[Any]:
-        """The analyzed plans of the writes since the last drain, one per user action."""
-        self.spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(60_000)
-        with self._lock:
-            events, self._events = self._events, []
-        kept = nest_writes([(qid, (name, plan)) for qid, name, plan in events],
-                           lambda item: WRITE_RANK.get(item[0], 5))
-        return [plan for _, plan in kept]
+from airflow_lineage_provider.job.capture import PlanCapture, digested
+from airflow_lineage_provider.job.dump import DumpWriter, JobResult
+from airflow_lineage_provider.job.errors import spark_message
 
 
 class _StreamListener:
@@ -96,7 +34,7 @@ class _StreamListener:
             query = self.runner.spark._jsparkSession.streams().get(query_id)
             if query is not None:
                 self.runner.remember_stream(query)
-        except Exception as e:  # lineage never breaks the job
+        except Exception as e:  # noqa: BLE001 - lineage never breaks the job
             self.runner.capture.warnings.append(f"streaming query {query_id} not captured: {e}")
 
 
@@ -126,7 +64,7 @@ class ApplicationRunner:
         self.spark = spark
         self.writer = writer
         self.capture_plans = capture
-        self.capture = ApplicationCapture(spark)
+        self.capture = PlanCapture(spark)
         self._streams: list[Any] = []
         self._streams_seen: set[str] = set()
         self._records = 0
@@ -159,8 +97,6 @@ class ApplicationRunner:
                 error = {"message": f"The application {os.path.basename(app)} exited with code {e.code}",
                          "exit_code": e.code if isinstance(e.code, int) else 1}
         except BaseException as e:  # noqa: BLE001 - the user's own error, reported as such
-            from airflow_lineage_provider.job.driver import spark_message
-
             text = traceback.format_exc()
             print(text, file=sys.stderr, flush=True)
             error = {"message": f"The application {os.path.basename(app)} failed: {type(e).__name__}: "
@@ -171,11 +107,10 @@ class ApplicationRunner:
         if self.capture_plans and error is None:
             self.collect()
         self._uninstall()
-        self.writer.finish({
-            "statements": [], "error": error, "errors": [error] if error else [],
-            "warnings": self.capture.warnings, "spark_version": self._version(), "application": app,
-            "writes": self._records,
-        })
+        self.writer.finish(JobResult(
+            error=error, errors=[error] if error else [], warnings=self.capture.warnings,
+            spark_version=self._version(), application=app, writes=self._records,
+        ))
         return 1 if error else 0
 
     def _version(self) -> str | None:
@@ -192,13 +127,14 @@ class ApplicationRunner:
             self._collected = True
         try:
             plans = self.capture.drain()
-            records = self.capture.describe_all(plans) if plans else []
+            # Nested events are already folded, and two writes of one table are two writes: one record each.
+            records = self.capture.describe_each(plans, sql_text=True) if plans else []
             for query in self._streams:
                 try:
-                    records += self.capture.describe_all([query.streamingQuery().logicalPlan()])
-                except Exception as e:  # lineage never breaks the job
+                    records += self.capture.describe_each([query.streamingQuery().logicalPlan()], sql_text=True)
+                except Exception as e:  # noqa: BLE001 - lineage never breaks the job
                     self.capture.warnings.append(f"streaming query {query.name()} not captured: {e}")
-        except Exception as e:  # lineage never breaks the job
+        except Exception as e:  # noqa: BLE001 - lineage never breaks the job
             self.capture.warnings.append(f"capture failed: {e}")
             return
         finally:
@@ -207,7 +143,7 @@ class ApplicationRunner:
             try:
                 record.update(index=self._records, sql=_sql_text(record), line=None)
                 self.writer.record(digested(record, self.capture.warnings))
-            except Exception as e:  # lineage never breaks the job
+            except Exception as e:  # noqa: BLE001 - lineage never breaks the job
                 self.capture.warnings.append(f"a captured write could not be dumped: {e.__class__.__name__}: {e}")
             self._records += 1
 
@@ -220,7 +156,7 @@ class ApplicationRunner:
         self.capture.install()
         try:
             self.spark.streams.addListener(_python_stream_listener(_StreamListener(self)))
-        except Exception as e:  # lineage never breaks the job
+        except Exception as e:  # noqa: BLE001 - lineage never breaks the job
             self.capture.warnings.append(f"streaming queries will not be captured: {e}")
         runner = self
 

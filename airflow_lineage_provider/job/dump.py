@@ -2,10 +2,12 @@
 
 ``plans.jsonl`` holds one record per captured write (or bare query):
 ``{"index", "sql", "line", "kind", ...}`` with the lean plan of
-``lineage/digest.py`` (or Spark's own ``"plan"`` JSON and ``"extras"`` when the
-digest failed; the extractor reads both). ``result.json`` holds the
-run's outcome: each statement's status, and the error that stopped the job.
-Standard library only: the driver imports this inside Spark.
+``lineage/plan/lean.py`` (or Spark's own ``"plan"`` JSON and ``"extras"`` when the
+digest failed; the extractor reads both). ``result.json`` holds the run's
+outcome, a ``JobResult`` without its records: each statement's status, and the
+error that stopped the job. The runners write a ``JobResult`` and the hook reads
+one back: no other code spells the file's keys. Standard library only: the
+driver imports this inside Spark.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 PLANS = "plans.jsonl"
@@ -23,17 +25,44 @@ SCRIPT = "script.sql"
 
 @dataclass
 class JobResult:
-    """What the hook reads back from a finished (or failed) job."""
+    """A job's outcome: what the runners write when they finish and the hook reads back.
+
+    ``statements``: each statement's ``index``, ``line``, ``first_line`` and ``status`` (``ok``,
+    ``failed`` with its ``error``, ``skipped``); ``error``: the first error, which fails the
+    task; ``errors``: all of them (``keep_going``). ``application`` and ``writes`` are set for a
+    PySpark application, ``elapsed_s`` when the script ran to its end.
+    """
 
     records: list[dict[str, Any]] = field(default_factory=list)
     statements: list[dict[str, Any]] = field(default_factory=list)
     error: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
     spark_version: str | None = None
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    dry_run: bool = False
+    elapsed_s: float | None = None
+    application: str | None = None
+    writes: int | None = None
 
     @property
     def failed(self) -> bool:
         return self.error is not None or any(s.get("status") == "failed" for s in self.statements)
+
+    def outcome(self) -> dict[str, Any]:
+        """What ``result.json`` holds: everything but the records (those are ``plans.jsonl``)."""
+        out = asdict(self)
+        del out["records"]
+        return {k: v for k, v in out.items() if v is not None or k in _ALWAYS}
+
+    @classmethod
+    def read(cls, raw: dict[str, Any], records: list[dict[str, Any]], warnings: list[str]) -> JobResult:
+        """The outcome in ``raw`` (``result.json``), with the records and the reader's own warnings."""
+        known = {f.name for f in fields(cls)} - {"records", "warnings"}
+        return cls(records=records, warnings=warnings + list(raw.get("warnings") or []),
+                   **{k: v for k, v in raw.items() if k in known})
+
+
+_ALWAYS = frozenset({"error", "spark_version"})  # written even when null: "no error", "no Spark"
 
 
 class DumpWriter:
@@ -59,21 +88,23 @@ class DumpWriter:
         self._plans.write(line)
         self._plans.flush()
 
-    def finish(self, result: dict[str, Any]) -> None:
+    def finish(self, result: JobResult) -> None:
+        outcome = json.dumps(result.outcome())
         if self._files is not None:
             self._files.write_text(PLANS, "".join(self._buffer))
-            self._files.write_text(RESULT, json.dumps(result))  # last: its presence means "finished"
+            self._files.write_text(RESULT, outcome)  # last: its presence means "finished"
             return
         self._plans.close()
         tmp = os.path.join(self.directory, RESULT + ".tmp")
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(result, f)
+            f.write(outcome)
         os.replace(tmp, os.path.join(self.directory, RESULT))
 
 
 def read_dump(directory: str) -> JobResult:
     """Read a dump back. A missing or torn file gives warnings, never an exception."""
-    result = JobResult()
+    records: list[dict[str, Any]] = []
+    warnings: list[str] = []
     plans = os.path.join(directory, PLANS)
     if os.path.exists(plans):
         with open(plans, encoding="utf-8") as f:
@@ -81,25 +112,22 @@ def read_dump(directory: str) -> JobResult:
                 if not line.strip():
                     continue
                 try:
-                    result.records.append(json.loads(line))
+                    records.append(json.loads(line))
                 except json.JSONDecodeError as e:
-                    result.warnings.append(f"plan dump line {n} unreadable: {e}")
+                    warnings.append(f"plan dump line {n} unreadable: {e}")
     else:
-        result.warnings.append(f"no plan dump at {plans}")
+        warnings.append(f"no plan dump at {plans}")
     path = os.path.join(directory, RESULT)
-    if os.path.exists(path):
-        try:
-            with open(path, encoding="utf-8") as f:
-                raw = json.load(f)
-            result.statements = raw.get("statements", [])
-            result.error = raw.get("error")
-            result.warnings.extend(raw.get("warnings", []))
-            result.spark_version = raw.get("spark_version")
-        except (OSError, json.JSONDecodeError) as e:
-            result.warnings.append(f"job result unreadable: {e}")
-    else:
-        result.warnings.append("the job left no result file (it was killed or crashed before the end)")
-    return result
+    if not os.path.exists(path):
+        warnings.append("the job left no result file (it was killed or crashed before the end)")
+        return JobResult(records=records, warnings=warnings)
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        warnings.append(f"job result unreadable: {e}")
+        return JobResult(records=records, warnings=warnings)
+    return JobResult.read(raw, records, warnings)
 
 
 # -- dump_uri: a location on any Hadoop-compatible file system ---------------------------------

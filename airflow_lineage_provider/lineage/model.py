@@ -10,9 +10,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any
+from typing import Any, Iterable, NamedTuple
 
 FORMAT = "airflow-lineage/1"
+# The XCom key a task's lineage document is pushed under (operators) and read from (UI, CLI).
+XCOM_KEY = "column_lineage"
+# Spark's built-in session catalog: the first part of every catalog table's name, and the
+# namespace of a table whose storage location is unknown.
+SPARK_CATALOG = "spark_catalog"
 
 DIRECT = "DIRECT"
 INDIRECT = "INDIRECT"
@@ -132,6 +137,25 @@ class ColumnInput:
 
 # ColumnInput's own order as a sort key: compared field by field in C, not by the generated __lt__.
 INPUT_ORDER = attrgetter("table", "field", "type", "subtype", "expression", "masking")
+
+
+class Origin(NamedTuple):
+    """One source column reached from an output column, with what happened on the way.
+
+    What both extractors resolve a column to; ``direct_inputs`` turns them into the document's inputs.
+    """
+
+    table: str
+    field: str
+    subtype: str
+    expression: str
+    masking: bool
+
+
+def direct_inputs(origins: Iterable[Origin]) -> tuple[ColumnInput, ...]:
+    """A target column's direct inputs, in the document's order; a copy names its source column."""
+    return tuple(sorted((ColumnInput.make(o.table, o.field, DIRECT, o.subtype, o.expression or o.field, o.masking)
+                         for o in origins), key=INPUT_ORDER))
 
 
 @dataclass(frozen=True)

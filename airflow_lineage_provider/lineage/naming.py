@@ -6,10 +6,12 @@ with those Spark's own integration emits; the catalog name stays beside it.
 
 from __future__ import annotations
 
+import os
 import re
 from urllib.parse import urlsplit, urlunsplit
 
-from airflow_lineage_provider.lineage.model import Dataset
+from airflow_lineage_provider.lineage.model import SPARK_CATALOG, Dataset
+from airflow_lineage_provider.lineage.redact import strip_jdbc_credentials
 
 _S3_SCHEMES = ("s3", "s3a", "s3n")
 
@@ -18,16 +20,23 @@ def table_name(identifier: dict | None) -> str | None:
     """``catalog.database.table`` in lower case from a Spark ``TableIdentifier`` JSON."""
     if not isinstance(identifier, dict) or not identifier.get("table"):
         return None
-    parts = [identifier.get("catalog") or "spark_catalog", identifier.get("database") or "default", identifier["table"]]
+    parts = [identifier.get("catalog") or SPARK_CATALOG, identifier.get("database") or "default", identifier["table"]]
     return ".".join(str(p).lower() for p in parts)
 
 
 def from_location(location: str | None, *, table: str | None = None, mode: str | None = None) -> Dataset:
     """Name a dataset by its storage URI; with no known location, by its catalog name."""
     if not location:
-        return Dataset(namespace="spark_catalog", name=table or "unknown", table=table, mode=mode)
+        return Dataset(namespace=SPARK_CATALOG, name=table or "unknown", table=table, mode=mode)
     namespace, name = split_uri(location)
     return Dataset(namespace=namespace, name=name, table=table, mode=mode)
+
+
+def warehouse_location(table: str, warehouse: str) -> str:
+    """Where Spark keeps a managed table of ``warehouse``: ``warehouse/t``, or ``warehouse/db.db/t``."""
+    parts = table.split(".")
+    database, name = (parts[-2], parts[-1]) if len(parts) >= 2 else ("default", parts[-1])
+    return os.path.join(warehouse, name) if database == "default" else os.path.join(warehouse, f"{database}.db", name)
 
 
 def split_uri(uri: str) -> tuple[str, str]:
@@ -69,48 +78,6 @@ _JDBC_SCHEMES = {"postgresql": "postgres", "postgres": "postgres", "mysql": "mys
                  "teradata": "teradata", "trino": "trino", "presto": "presto", "clickhouse": "clickhouse"}
 # Systems whose names are database.schema.table; a table given without a schema is in the default one.
 _DEFAULT_SCHEMA = {"postgres": "public", "sqlserver": "dbo", "redshift": "public"}
-_SECRET_KEYS = ("password", "passwd", "pwd", "user", "username", "secret", "token", "accesskey",
-                "secretkey", "access_key", "secret_key", "apikey", "api_key", "credential", "credentials",
-                "sessiontoken", "session_token", "key", "privatekey", "private_key", "auth")
-_SECRET_KEY_RE = "|".join(sorted((k.replace("_", "[_.-]?") for k in _SECRET_KEYS), key=len, reverse=True))
-# key=value in a URL query (?a=1&b=2) or JDBC property list (;a=1;b=2), with a secret key.
-_SECRET_PARAM = re.compile(rf"(?i)([?&;])((?:[\w.-]*?)(?:{_SECRET_KEY_RE}))=[^&;#\s'\"]*")
-# user:password@ or user@ before a host in any URL (scheme://...@host).
-_USERINFO = re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]*:(?:[a-z0-9+.\-]+:)*//)[^/@\s'\"]+@")
-# Oracle's thin driver: jdbc:oracle:thin:user/password@host
-_ORACLE_USER = re.compile(r"(?i)(jdbc:oracle:[a-z0-9]+:)[^@/\s'\"]*/[^@\s'\"]*@")
-# key 'value' / key = "value" / "key": "value" options in SQL text or JSON with a secret key;
-# a user name only in the OPTIONS form (user 'bob') or as a JSON key, never in `WHERE user = 'x'`.
-_SECRET_OPTION = re.compile(
-    r"(?i)([\"'`]?\b(?:password|passwd|pwd|secret|token|secret[_.]?key|access[_.]?key|session[_.]?token)[\"'`]?"
-    r"\s*[:=]?\s*)('[^']*'|\"[^\"]*\")")
-_USER_OPTION = re.compile(r"(?i)((?:\buser(?:name)?\s+|[\"']user(?:name)?[\"']\s*:\s*))('[^']*'|\"[^\"]*\")")
-REDACTED = "***"
-
-
-def scrub(text: str | None) -> str | None:
-    """``text`` with every credential we can recognise replaced: URL user info, secret query
-    parameters and JDBC properties, Oracle's ``user/password@``, and secret OPTIONS in SQL."""
-    if not text:
-        return text
-    out = _ORACLE_USER.sub(r"\1", text)
-    out = _USERINFO.sub(r"\1", out)
-    out = _SECRET_PARAM.sub(lambda m: f"{m.group(1)}{m.group(2)}={REDACTED}", out)
-    for pattern in (_SECRET_OPTION, _USER_OPTION):
-        out = pattern.sub(lambda m: f"{m.group(1)}{m.group(2)[0]}{REDACTED}{m.group(2)[0]}", out)
-    return out
-
-
-def strip_jdbc_credentials(url: str) -> str:
-    """A JDBC URL without user info and without secret parameters (dropped, not masked)."""
-    out = _ORACLE_USER.sub(r"\1@", url)
-    out = _USERINFO.sub(r"\1", out)
-    out = _SECRET_PARAM.sub(lambda m: m.group(1) if m.group(1) == ";" else m.group(1), out)
-    out = re.sub(r"[?&;]+(?=$|#)", "", out)
-    out = re.sub(r"\?&+", "?", out)
-    out = re.sub(r"&&+", "&", out)
-    out = re.sub(r";;+", ";", out)
-    return out
 
 
 def jdbc_name(url: str, table: str | None) -> tuple[str, str]:

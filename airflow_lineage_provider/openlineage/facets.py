@@ -30,7 +30,7 @@ import attr
 from openlineage.client.event_v2 import InputDataset, OutputDataset
 from openlineage.client.facet_v2 import RunFacet, column_lineage_dataset, schema_dataset, sql_job, symlinks_dataset
 
-from airflow_lineage_provider.lineage.model import INDIRECT, ColumnInput, Dataset, LineageReport
+from airflow_lineage_provider.lineage.model import INDIRECT, SPARK_CATALOG, ColumnInput, Dataset, LineageReport
 
 if TYPE_CHECKING:
     from airflow.providers.openlineage.extractors import OperatorLineage
@@ -111,7 +111,7 @@ def lineage_on_complete(report: LineageReport | dict[str, Any] | None, sql: str 
     try:
         inputs, outputs = datasets(report)
         facet = extraction_facet(report)
-    except Exception as e:  # a document this code cannot read: say so, keep the job facets
+    except Exception as e:  # noqa: BLE001 - a document this code cannot read: say so, keep the job facets
         inputs, outputs = [], []
         facet = _no_lineage_facet(f"column lineage could not be converted to OpenLineage: {e.__class__.__name__}: {e}")
     return _operator_lineage(
@@ -254,7 +254,7 @@ def datasets(report: LineageReport) -> tuple[list[InputDataset], list[OutputData
             if dataset is None:
                 # Not among the statement's inputs (should not happen): name it as lineage.naming
                 # names a table of unknown location, and list it as an input all the same.
-                dataset = Dataset(namespace="spark_catalog", name=column.table, table=column.table)
+                dataset = Dataset(namespace=SPARK_CATALOG, name=column.table, table=column.table)
                 by_label[column.table] = dataset
             input_of(dataset).fields.setdefault(column.field, None)
             return dataset
@@ -315,7 +315,7 @@ def _schema(names: Iterable[str]) -> schema_dataset.SchemaDatasetFacet:
 
 def _symlinks(table: str) -> symlinks_dataset.SymlinksDatasetFacet:
     """The catalog name beside the storage name; the namespace is the catalog (``spark_catalog``)."""
-    catalog = table.split(".", 1)[0] if "." in table else "spark_catalog"
+    catalog = table.split(".", 1)[0] if "." in table else SPARK_CATALOG
     return symlinks_dataset.SymlinksDatasetFacet(
         identifiers=[symlinks_dataset.Identifier(namespace=catalog, name=table, type=SYMLINK_TYPE_TABLE)],
         producer=PRODUCER,

@@ -1,4 +1,9 @@
-"""SparkSqlLineageOperator: run Spark SQL and attach its column lineage to the task."""
+"""Operators that run Spark with ``spark-submit`` and attach the job's column lineage to the task.
+
+``SparkSqlLineageOperator`` runs a Spark SQL script, ``SparkSubmitLineageOperator`` a PySpark
+application; both stand on a private base that holds the ``spark-submit`` parameters, runs
+the job, extracts its lineage and answers the OpenLineage provider.
+"""
 
 from __future__ import annotations
 
@@ -8,61 +13,36 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperator
 
-from airflow_lineage_provider.lineage.model import LineageReport
+from airflow_lineage_provider.lineage.model import XCOM_KEY, LineageReport
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
     from airflow_lineage_provider.hooks.spark_lineage import SparkLineageHook
+    from airflow_lineage_provider.job.dump import JobResult
 
-XCOM_KEY = "column_lineage"
 
+class _SparkLineageOperator(BaseOperator):
+    """Runs a job with ``spark-submit`` under the plan capture and pushes its lineage to XCom.
 
-class SparkSqlLineageOperator(BaseOperator):
-    """Run a Spark SQL script with spark-submit and push its column lineage to XCom.
-
-    A drop-in for ``SparkSqlOperator``/``SparkSubmitOperator``: with no ``conn_id``
-    the SQL runs on an embedded local Spark; with a Spark connection, on that
-    cluster. After success the task's XCom ``column_lineage`` holds the lineage
-    document of every write. A failing statement fails the task with Spark's
-    message, naming the statement and its line.
-
-    :param sql: the script, many statements separated by ``;``, or a ``.sql`` file (templated).
     :param conn_id: Spark connection id; ``None`` for the embedded local Spark.
     :param conf: Spark configuration properties (templated).
-    :param keep_going: run the remaining statements after one fails (the task still fails).
     :param dump_uri: a directory the Spark driver writes its plan dump to and this worker reads
         back, on any Hadoop-compatible file system (``file:///shared/x``, ``hdfs://..``,
         ``s3a://..``); required in cluster deploy mode. Default: the connection's extra ``dump_uri``,
         else a local temporary directory (client mode: the driver runs on this worker).
-    :param lineage_schema: ``{table: {column: type}}`` of tables the script reads but does not
-        create, for the static lineage of START events (and the fallback when no plan is captured).
-    :param schema_cache: where the task keeps the schemas of the catalog tables its runs read and
-        wrote, so the next run's static lineage knows them before Spark runs: a JSON file path,
-        ``True`` (default) for ``$AIRFLOW_HOME/lineage/schema_cache/<dag_id>/<task_id>.json``,
-        ``False`` for none. It sits on the worker's disk: point it at shared storage when tasks
-        move between workers.
+    :param keep_dump: keep the dump directory after reading it (for debugging).
     :param openlineage_inject_parent_job_info: add the task's OpenLineage job and run ids to the
         Spark conf (``spark.openlineage.parent*``), so openlineage-spark's events of the job link to
         this task. Default: ``[openlineage] spark_inject_parent_job_info``.
     :param openlineage_inject_transport_info: add the OpenLineage HTTP transport settings to the
         Spark conf (``spark.openlineage.transport.*``). Default: ``[openlineage] spark_inject_transport_info``.
     Other keyword arguments go to ``spark-submit`` as in ``SparkSubmitOperator``.
-
-    OpenLineage: with the OpenLineage provider configured, the task's START event carries the
-    SQL, its COMPLETE event the column lineage of every written table (see ``openlineage/facets.py``),
-    its FAIL event the SQL and the error. Without the provider the operator runs all the same.
     """
-
-    template_fields: Sequence[str] = ("sql", "conf", "name", "env_vars", "dump_uri")
-    template_ext: Sequence[str] = (".sql", ".hql")
-    template_fields_renderers = {"sql": "sql", "conf": "json"}
-    ui_color = "#e8c3a0"
 
     def __init__(
         self,
         *,
-        sql: str,
         conn_id: str | None = None,
         conf: dict[str, Any] | None = None,
         files: str | None = None,
@@ -78,17 +58,13 @@ class SparkSqlLineageOperator(BaseOperator):
         env_vars: dict[str, Any] | None = None,
         deploy_mode: str | None = None,
         verbose: bool = False,
-        keep_going: bool = False,
         keep_dump: bool = False,
         dump_uri: str | None = None,
         openlineage_inject_parent_job_info: bool | None = None,
         openlineage_inject_transport_info: bool | None = None,
-        lineage_schema: dict[str, Any] | None = None,
-        schema_cache: str | bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.sql = sql
         self.conn_id = conn_id
         self.conf = conf
         self.files = files
@@ -104,7 +80,6 @@ class SparkSqlLineageOperator(BaseOperator):
         self.env_vars = env_vars
         self.deploy_mode = deploy_mode
         self.verbose = verbose
-        self.keep_going = keep_going
         self.keep_dump = keep_dump
         self.dump_uri = dump_uri
         if openlineage_inject_parent_job_info is None:
@@ -113,8 +88,6 @@ class SparkSqlLineageOperator(BaseOperator):
             openlineage_inject_transport_info = _conf_flag("spark_inject_transport_info")
         self.openlineage_inject_parent_job_info = openlineage_inject_parent_job_info
         self.openlineage_inject_transport_info = openlineage_inject_transport_info
-        self.lineage_schema = lineage_schema
-        self.schema_cache = schema_cache
         self.lineage: LineageReport | None = None
         self._hook: SparkLineageHook | None = None
         self._error: BaseException | None = None
@@ -142,55 +115,32 @@ class SparkSqlLineageOperator(BaseOperator):
             self._error = e  # for the OpenLineage FAIL event
             raise
         self.lineage = self._extract(result)
-        from airflow_lineage_provider.lineage.report import format_table
+        from airflow_lineage_provider.lineage.extract import format_table
 
         self.log.info("Column lineage:\n%s", format_table(self.lineage))
         context["ti"].xcom_push(key=XCOM_KEY, value=self.lineage.to_dict())
 
-    def _run_job(self) -> Any:
-        return self.hook.run_sql(self.sql, keep_going=self.keep_going)
+    def _run_job(self) -> JobResult:
+        """Run the job; raise ``SparkJobError`` with Spark's message when it fails."""
+        raise NotImplementedError
 
-    def _extract(self, result: Any) -> LineageReport:
-        """Lineage from the dump; a failure here is a warning, never a failed task.
-
-        With no plan dump at all (the job succeeded but left none), the static lineage of
-        the SQL stands in, with a warning saying why.
-        """
+    def _extract(self, result: JobResult) -> LineageReport:
+        """The job's lineage; a failure here is a warning, never a failed task."""
         try:
-            from airflow_lineage_provider.lineage.report import from_records
-
-            dump_missing = not result.records and not result.statements
-            if dump_missing and self._sql_text():
-                why = "; ".join(result.warnings) or "the plan dump is empty"
-                fallback = self._static_lineage()
-                return fallback.with_warning(f"no plan was captured ({why}): static lineage from the SQL text")
-            report = from_records(result.records, result.warnings)
-            self._remember_schemas(result.records)
-            return report
+            return self._lineage(result)
         except Exception as e:
             self.log.warning("Column lineage could not be extracted: %s", e, exc_info=True)
             return LineageReport(warnings=(f"lineage extraction failed: {e}",))
 
-    def _cache(self) -> Any:
-        """The task's schema cache, or ``None`` when switched off."""
-        if self.schema_cache is False:
-            return None
-        from airflow_lineage_provider.lineage.sql_schema import SchemaCache
+    def _lineage(self, result: JobResult) -> LineageReport:
+        """Lineage from the plans the job dumped."""
+        from airflow_lineage_provider.lineage.extract import from_records
 
-        path = self.schema_cache if isinstance(self.schema_cache, str) else default_schema_cache(self.dag_id,
-                                                                                                 self.task_id)
-        return SchemaCache(path)
+        return from_records(result.records, result.warnings)
 
-    def _remember_schemas(self, records: list[dict[str, Any]]) -> None:
-        try:
-            cache = self._cache()
-            if cache is not None and records:
-                from airflow_lineage_provider.lineage.report import remember_schemas
-
-                os.makedirs(os.path.dirname(os.path.abspath(cache.path)), exist_ok=True)
-                remember_schemas(cache, records)
-        except Exception as e:  # lineage never breaks the job
-            self.log.warning("The schema cache could not be written: %s", e, exc_info=True)
+    def _sql_text(self) -> str | None:
+        """The SQL as shown in events, with credentials removed; ``None`` when the job has none."""
+        return None
 
     # -- OpenLineage ------------------------------------------------------------------
     # Called by the OpenLineage provider's listener; every OpenLineage import stays in here.
@@ -220,21 +170,10 @@ class SparkSqlLineageOperator(BaseOperator):
             self._hook._conf = {**self._hook._conf, **conf}
 
     def get_openlineage_facets_on_start(self) -> Any:
-        """SQL job facet and the static lineage of the SQL text (Spark has not run yet)."""
+        """The job facets; the lineage comes on completion (Spark has not run yet)."""
         from airflow_lineage_provider.openlineage.facets import lineage_on_start
 
-        sql = self._sql_text()
-        return lineage_on_start(sql, self._static_lineage() if sql else None)
-
-    def _static_lineage(self) -> LineageReport:
-        from airflow_lineage_provider.lineage.report import static
-
-        try:
-            cache = self._cache()
-        except Exception as e:  # an unreadable cache only costs schema knowledge
-            self.log.warning("The schema cache could not be read: %s", e)
-            cache = None
-        return static(self._sql_text() or "", schema=self.lineage_schema, embedded=self.conn_id is None, cache=cache)
+        return lineage_on_start(self._sql_text(), None)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """Convert the lineage ``execute()`` computed; never runs Spark (the listener allows 10 s)."""
@@ -248,15 +187,158 @@ class SparkSqlLineageOperator(BaseOperator):
 
         return lineage_on_failure(self._sql_text(), self._error)
 
-    def _sql_text(self) -> str | None:
-        """The SQL as shown in events: credentials (JDBC passwords in OPTIONS or URLs) removed."""
-        from airflow_lineage_provider.lineage.naming import scrub
-
-        return scrub(self.sql) if isinstance(self.sql, str) else None
-
     def on_kill(self) -> None:
         if self._hook is not None:
             self._hook.on_kill()
+
+
+class SparkSqlLineageOperator(_SparkLineageOperator):
+    """Run a Spark SQL script with spark-submit and push its column lineage to XCom.
+
+    A drop-in for ``SparkSqlOperator``/``SparkSubmitOperator``: with no ``conn_id``
+    the SQL runs on an embedded local Spark; with a Spark connection, on that
+    cluster. After success the task's XCom ``column_lineage`` holds the lineage
+    document of every write. A failing statement fails the task with Spark's
+    message, naming the statement and its line.
+
+    :param sql: the script, many statements separated by ``;``, or a ``.sql`` file (templated).
+    :param keep_going: run the remaining statements after one fails (the task still fails).
+    :param lineage_schema: ``{table: {column: type}}`` of tables the script reads but does not
+        create, for the static lineage of START events (and the fallback when no plan is captured).
+    :param schema_cache: where the task keeps the schemas of the catalog tables its runs read and
+        wrote, so the next run's static lineage knows them before Spark runs: a JSON file path,
+        ``True`` (default) for ``$AIRFLOW_HOME/lineage/schema_cache/<dag_id>/<task_id>.json``,
+        ``False`` for none. It sits on the worker's disk: point it at shared storage when tasks
+        move between workers.
+    Every other parameter is the ``spark-submit`` one of ``SparkSubmitOperator`` (``conn_id``,
+    ``conf``, ``py_files``, ``deploy_mode``, ``dump_uri``, ...), described on ``_SparkLineageOperator``.
+
+    OpenLineage: with the OpenLineage provider configured, the task's START event carries the
+    SQL and its static lineage, its COMPLETE event the column lineage of every written table (see
+    ``openlineage/facets.py``), its FAIL event the SQL and the error. Without the provider the
+    operator runs all the same.
+    """
+
+    template_fields: Sequence[str] = ("sql", "conf", "name", "env_vars", "dump_uri")
+    template_ext: Sequence[str] = (".sql", ".hql")
+    template_fields_renderers = {"sql": "sql", "conf": "json"}
+    ui_color = "#e8c3a0"
+
+    def __init__(
+        self,
+        *,
+        sql: str,
+        keep_going: bool = False,
+        lineage_schema: dict[str, Any] | None = None,
+        schema_cache: str | bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.sql = sql
+        self.keep_going = keep_going
+        self.lineage_schema = lineage_schema
+        self.schema_cache = schema_cache
+
+    def _run_job(self) -> JobResult:
+        return self.hook.run_sql(self.sql, keep_going=self.keep_going)
+
+    def _lineage(self, result: JobResult) -> LineageReport:
+        """Lineage from the dump, and the schemas it saw into the cache.
+
+        With no plan dump at all (the job succeeded but left none), the static lineage of
+        the SQL stands in, with a warning saying why.
+        """
+        if not result.records and not result.statements and self._sql_text():
+            why = "; ".join(result.warnings) or "the plan dump is empty"
+            fallback = self._static_lineage()
+            return fallback.with_warning(f"no plan was captured ({why}): static lineage from the SQL text")
+        report = super()._lineage(result)
+        self._remember_schemas(result.records)
+        return report
+
+    def _cache(self) -> Any:
+        """The task's schema cache, or ``None`` when switched off."""
+        if self.schema_cache is False:
+            return None
+        from airflow_lineage_provider.lineage.schema_cache import SchemaCache
+
+        path = self.schema_cache if isinstance(self.schema_cache, str) else default_schema_cache(self.dag_id,
+                                                                                                 self.task_id)
+        return SchemaCache(path)
+
+    def _remember_schemas(self, records: list[dict[str, Any]]) -> None:
+        try:
+            cache = self._cache()
+            if cache is not None and records:
+                from airflow_lineage_provider.lineage.extract import remember_schemas
+
+                os.makedirs(os.path.dirname(os.path.abspath(cache.path)), exist_ok=True)
+                remember_schemas(cache, records)
+        except Exception as e:  # lineage never breaks the job
+            self.log.warning("The schema cache could not be written: %s", e, exc_info=True)
+
+    def _static_lineage(self) -> LineageReport:
+        from airflow_lineage_provider.lineage.extract import static
+
+        try:
+            cache = self._cache()
+        except Exception as e:  # noqa: BLE001 - an unreadable cache only costs schema knowledge
+            self.log.warning("The schema cache could not be read: %s", e)
+            cache = None
+        warehouse = None
+        if self.conn_id is None:  # the embedded Spark: its warehouse names the catalog tables
+            from airflow_lineage_provider import local_spark
+
+            warehouse = local_spark.warehouse()
+        return static(self._sql_text() or "", schema=self.lineage_schema, warehouse=warehouse, cache=cache)
+
+    def _sql_text(self) -> str | None:
+        """The SQL as shown in events: credentials (JDBC passwords in OPTIONS or URLs) removed."""
+        from airflow_lineage_provider.lineage.redact import scrub
+
+        return scrub(self.sql) if isinstance(self.sql, str) else None
+
+    def get_openlineage_facets_on_start(self) -> Any:
+        """SQL job facet and the static lineage of the SQL text (Spark has not run yet)."""
+        from airflow_lineage_provider.openlineage.facets import lineage_on_start
+
+        sql = self._sql_text()
+        return lineage_on_start(sql, self._static_lineage() if sql else None)
+
+
+class SparkSubmitLineageOperator(_SparkLineageOperator):
+    """Run your own PySpark application with spark-submit and push its column lineage to XCom.
+
+    A drop-in for ``SparkSubmitOperator`` for Python applications: the script runs unchanged
+    under the provider's driver, which installs the capture before the script's first line.
+    Its ``SparkSession.builder.getOrCreate()`` gets the driver's session, so every write it
+    makes (``saveAsTable``, ``insertInto``, ``write.parquet(path)``, ``write.jdbc``,
+    ``writeTo(...)``, SQL inserts, streaming queries) is captured, each once, through temp
+    views and cached DataFrames. An exception in the script fails the task with the script's
+    own error message; no lineage is pushed then.
+
+    :param application: the PySpark script (a local path, or a URI the driver can read) (templated).
+    :param application_args: its arguments (``sys.argv[1:]`` in the script) (templated).
+    Every other parameter is the ``spark-submit`` one of ``SparkSubmitOperator`` (``conn_id``,
+    ``conf``, ``py_files``, ``files``, ``jars``, ``packages``, ``deploy_mode``, ``dump_uri``, ...),
+    described on ``_SparkLineageOperator``.
+    """
+
+    template_fields: Sequence[str] = ("application", "application_args", "conf", "files", "py_files", "jars",
+                                      "packages", "name", "env_vars", "dump_uri")
+    template_fields_renderers = {"conf": "json", "application_args": "json"}
+    ui_color = "#e8d3a0"
+
+    def __init__(self, *, application: str, application_args: list[Any] | None = None, **kwargs: Any) -> None:
+        for sql_only in ("sql", "keep_going", "lineage_schema", "schema_cache"):
+            if sql_only in kwargs:  # a task moved over from the SQL operator: say why, not just "invalid"
+                raise TypeError(f"SparkSubmitLineageOperator takes no {sql_only!r}: it runs a PySpark application")
+        super().__init__(**kwargs)
+        self.application = application
+        self.application_args = application_args
+
+    def _run_job(self) -> JobResult:
+        return self.hook.run_application(self.application, self.application_args)
 
 
 def default_schema_cache(dag_id: str, task_id: str) -> str:
@@ -270,42 +352,3 @@ def _conf_flag(key: str) -> bool:
     from airflow.sdk import conf
 
     return conf.getboolean("openlineage", key, fallback=False)
-
-
-class SparkSubmitLineageOperator(SparkSqlLineageOperator):
-    """Run your own PySpark application with spark-submit and push its column lineage to XCom.
-
-    A drop-in for ``SparkSubmitOperator`` for Python applications: the script runs unchanged
-    under the provider's driver, which installs the capture before the script's first line.
-    Its ``SparkSession.builder.getOrCreate()`` gets the driver's session, so every write it
-    makes (``saveAsTable``, ``insertInto``, ``write.parquet(path)``, ``write.jdbc``,
-    ``writeTo(...)``, SQL inserts, streaming queries) is captured, each once, through temp
-    views and cached DataFrames. An exception in the script fails the task with the script's
-    own error message; no lineage is pushed then.
-
-    :param application: the PySpark script (a local path, or a URI the driver can read) (templated).
-    :param application_args: its arguments (``sys.argv[1:]`` in the script) (templated).
-    Every other parameter is ``SparkSqlLineageOperator``'s (``conn_id``, ``conf``, ``py_files``,
-    ``files``, ``jars``, ``packages``, ``deploy_mode``, ``dump_uri``, ...), as in ``SparkSubmitOperator``.
-    """
-
-    template_fields: Sequence[str] = ("application", "application_args", "conf", "files", "py_files", "jars",
-                                      "packages", "name", "env_vars", "dump_uri")
-    template_ext: Sequence[str] = ()
-    template_fields_renderers = {"conf": "json", "application_args": "json"}
-    ui_color = "#e8d3a0"
-
-    def __init__(self, *, application: str, application_args: list[Any] | None = None, **kwargs: Any) -> None:
-        for sql_only in ("sql", "keep_going", "lineage_schema"):
-            if sql_only in kwargs:
-                raise TypeError(f"SparkSubmitLineageOperator takes no {sql_only!r}: it runs a PySpark application")
-        kwargs.setdefault("name", "airflow-lineage-{{ task_instance.task_id }}")
-        super().__init__(sql="", **kwargs)
-        self.application = application
-        self.application_args = application_args
-
-    def _run_job(self) -> Any:
-        return self.hook.run_application(self.application, self.application_args)
-
-    def _sql_text(self) -> str | None:
-        return None

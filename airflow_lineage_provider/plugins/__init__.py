@@ -1,1 +1,2 @@
-"""Airflow 3 UI plugin: the "Column lineage" tabs (column_lineage), their FastAPI app (app) and graph building (graph)."""
+"""Airflow 3 UI plugin: the "Column lineage" tabs (column_lineage), their FastAPI app (app) and graph
+building (graph)."""

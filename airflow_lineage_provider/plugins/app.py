@@ -20,10 +20,9 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import select
 
-from airflow_lineage_provider.lineage.model import LineageReport
+from airflow_lineage_provider.lineage.model import XCOM_KEY, LineageReport
 from airflow_lineage_provider.plugins.graph import TaskLineage, build_graph
 
-XCOM_KEY = "column_lineage"
 URL_PREFIX = "/column-lineage"
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
@@ -161,7 +160,8 @@ def create_app() -> FastAPI:
     @app.exception_handler(HTTPException)
     async def _error(request: Request, exc: HTTPException) -> Response:
         """JSON for the API; a short page for the views, so an iframe says what is wrong."""
-        if request.url.path.startswith(request.scope.get("root_path", "") + "/api/") or exc.status_code not in (401, 403):
+        api = request.url.path.startswith(request.scope.get("root_path", "") + "/api/")
+        if api or exc.status_code not in (401, 403):
             return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
         message = ("Sign in to Airflow to see column lineage." if exc.status_code == 401
                    else "You may not read this DAG's XComs, so its column lineage is not shown.")

@@ -16,15 +16,13 @@ from airflow_lineage_provider.lineage.model import (
     DIRECT,
     IDENTITY,
     INDIRECT,
+    SPARK_CATALOG,
     ColumnInput,
     Dataset,
     LineageReport,
     StatementLineage,
     stronger,
 )
-
-# The namespace naming.from_location gives a table whose location is unknown: not a location.
-_CATALOG_NAMESPACE = "spark_catalog"
 
 
 @dataclass(frozen=True)
@@ -66,7 +64,7 @@ def _dataset_keys(dataset: Dataset) -> list[str]:
     keys = []
     if dataset.table:
         keys.append("table:" + dataset.table)
-    if dataset.namespace != _CATALOG_NAMESPACE or not dataset.table:
+    if dataset.namespace != SPARK_CATALOG or not dataset.table:
         keys.append(f"location:{dataset.namespace}|{dataset.name}")
     return keys
 
@@ -144,7 +142,7 @@ def build_graph(tasks: list[TaskLineage]) -> dict[str, Any]:
                                   name=dataset.name if dataset else None)
         table = tables[root]
         if dataset is not None:
-            if table.namespace is None or (table.namespace == _CATALOG_NAMESPACE and dataset.namespace != _CATALOG_NAMESPACE):
+            if table.namespace is None or (table.namespace == SPARK_CATALOG and dataset.namespace != SPARK_CATALOG):
                 table.namespace, table.name = dataset.namespace, dataset.name
             if dataset.table and table.label != dataset.table and table.label == (table.name or ""):
                 table.label = dataset.table  # prefer the catalog name over a path

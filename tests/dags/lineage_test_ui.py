@@ -15,7 +15,11 @@ XSS_TABLE = "spark_catalog.default.<script>alert(2)</script>"
 
 def _document(target: str, column: str, source: str, field: str, expression: str) -> dict:
     from airflow_lineage_provider.lineage.model import (
-        ColumnInput, Dataset, LineageReport, StatementLineage, TRANSFORMATION,
+        TRANSFORMATION,
+        ColumnInput,
+        Dataset,
+        LineageReport,
+        StatementLineage,
     )
 
     statement = StatementLineage(

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from airflow_lineage_provider import local_spark
-from tests.conftest import DATA
+from tests.helpers import DATA, analyzed_record
 
 
 @pytest.fixture(scope="session")
@@ -28,20 +28,10 @@ def spark():
 @pytest.fixture(scope="session")
 def analyze(spark):
     """Lineage of one statement, analyzed (never executed) in the shared session."""
-    from airflow_lineage_provider.job.capture import PlanCapture
-    from airflow_lineage_provider.lineage import plan
-
-    capture = PlanCapture(spark)
-    jss = spark._jsparkSession
-    state = jss.sessionState()
-    module = getattr(spark._jvm.org.apache.spark.sql.execution, "CommandExecutionMode$")
-    skip = getattr(module, "MODULE$").SKIP()
+    from airflow_lineage_provider.lineage.plan import resolve
 
     def run(sql: str, index: int = 0):
-        analyzed = state.executePlan(state.sqlParser().parsePlan(sql), skip).analyzed()
-        record = capture.describe(analyzed)
-        record.update(index=index, sql=sql)
-        return plan.extract(record)
+        return resolve.extract(analyzed_record(spark, sql, index))
 
     return run
 

@@ -4,7 +4,7 @@ An edge is (statement target column, source table, source field, type, subtype);
 edges have no target column. Agreement = |edges in both| / |edges in either|, over the
 plan extractor's corpus (tests/integration/corpus.py, schema tests/data/corpus_schema.sql fed
 as DDL) and the 103 TPC-DS queries (schema tests/data/tpcds/schema.sql as DDL, each query
-analyzed as Spark analyzes it: CTAS into ``tpcds_out.<q>`` or a bare SELECT, see tpcds.py).
+analyzed as Spark analyzes it: CTAS into ``tpcds_out.<q>`` or a bare SELECT, see tests/helpers.py).
 Every disagreement is listed with its cause in docs/accuracy.md.
 """
 
@@ -14,25 +14,15 @@ from typing import Iterable
 
 import pytest
 
-from airflow_lineage_provider.lineage import plan
 from airflow_lineage_provider.lineage.model import StatementLineage
+from airflow_lineage_provider.lineage.plan import resolve
 from airflow_lineage_provider.lineage.sql import SqlExtractor
-from tests.conftest import DATA
-from tests.integration import tpcds
+from tests.helpers import DATA, TPCDS, capture_tpcds, create_tpcds_schema, edge_set
 from tests.integration.corpus import CASES
 
 pytestmark = pytest.mark.spark
 
 THRESHOLD = 0.97
-
-Edge = tuple[str | None, str, str, str, str]
-
-
-def edges(st: StatementLineage) -> set[Edge]:
-    out: set[Edge] = {(column, i.table, i.field, i.type, i.subtype) for column, inputs in st.columns for i in inputs}
-    out |= {(None, i.table, i.field, i.type, i.subtype) for i in st.indirect}
-    return out
-
 
 def corpus_extractor() -> SqlExtractor:
     """The corpus schema (tables, views) as DDL; ``py_upper`` and ``sq_plus`` are just function calls in SQL."""
@@ -43,7 +33,7 @@ def corpus_extractor() -> SqlExtractor:
 
 def tpcds_extractor() -> SqlExtractor:
     x = SqlExtractor(database="tpcds")
-    x.run((tpcds.TPCDS / "schema.sql").read_text())
+    x.run((TPCDS / "schema.sql").read_text())
     return x
 
 
@@ -59,7 +49,7 @@ def compare(pairs: Iterable[tuple[str, StatementLineage, StatementLineage]]) -> 
     both = either = 0
     diffs = []
     for name, planned, static in pairs:
-        p, s = edges(planned), edges(static)
+        p, s = edge_set(planned), edge_set(static)
         both += len(p & s)
         either += len(p | s)
         if p != s:
@@ -74,7 +64,7 @@ def corpus_pairs(analyze) -> list[tuple[str, StatementLineage, StatementLineage]
 
 def tpcds_pairs(records) -> list[tuple[str, StatementLineage, StatementLineage]]:
     base = tpcds_extractor()
-    return [(name, plan.extract(record), static_of(base, record["sql"])) for name, _, record in records]
+    return [(name, resolve.extract(record), static_of(base, record["sql"])) for name, _, record in records]
 
 
 def report(label: str, both: int, either: int, diffs: list[tuple]) -> str:
@@ -97,9 +87,9 @@ def corpus_result(corpus_lineage):
 
 @pytest.fixture(scope="module")
 def tpcds_result(spark):
-    tpcds.create_schema(spark)
+    create_tpcds_schema(spark)
     try:
-        records = tpcds.capture(spark)
+        records = capture_tpcds(spark)
     finally:
         spark.sql("USE default")
     return compare(tpcds_pairs(records))

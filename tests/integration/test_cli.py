@@ -8,20 +8,9 @@ import subprocess
 import pytest
 
 from tests.conftest import venv_bin
+from tests.helpers import SEED_DDL, SEED_JOIN
 
 pytestmark = pytest.mark.spark
-
-SEED_DDL = """
-CREATE TABLE ods_users (id BIGINT, name STRING, birthday TIMESTAMP, ts TIMESTAMP) USING parquet;
-CREATE TABLE dim_company (user_id BIGINT, company_name STRING) USING parquet;
-CREATE TABLE dwd_users (id BIGINT, name STRING, company_name STRING, birthday TIMESTAMP, ts TIMESTAMP, p STRING)
-  USING parquet PARTITIONED BY (p);
-"""
-SEED_JOIN = (
-    "INSERT INTO dwd_users SELECT a.id, concat(a.name, b.company_name), b.company_name, a.birthday, a.ts, "
-    "date_format(a.birthday, 'yyyyMMdd') FROM ods_users a JOIN dim_company b ON a.id = b.user_id"
-)
-
 
 def extract(tmp_path, script: str, *args: str) -> subprocess.CompletedProcess:
     sql = tmp_path / "script.sql"
@@ -94,8 +83,8 @@ def test_driver_dumps_lean_plans_that_the_hook_reads_back(tmp_path):
     """The driver digests each plan while Spark runs on: the dump holds lean records, not Spark's JSON."""
     from airflow_lineage_provider import local_spark
     from airflow_lineage_provider.job.dump import SCRIPT, read_dump
-    from airflow_lineage_provider.lineage import digest
-    from airflow_lineage_provider.lineage.report import from_records
+    from airflow_lineage_provider.lineage.extract import from_records
+    from airflow_lineage_provider.lineage.plan import digest
 
     dump = tmp_path / "dump"
     dump.mkdir()

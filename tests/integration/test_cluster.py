@@ -14,8 +14,9 @@ import sys
 import pytest
 
 from airflow_lineage_provider import local_spark
+from tests.helpers import document_edges as edges
 from tests.integration.spark_cluster import StandaloneCluster
-from tests.integration.test_example_dag import SEED_JOIN, SEED_SINGLE, edges, load_dag, xcoms
+from tests.integration.test_example_dag import SEED_JOIN, SEED_SINGLE, load_dag, xcoms
 
 pytestmark = [pytest.mark.spark, pytest.mark.airflow, pytest.mark.slow]
 
@@ -78,9 +79,8 @@ def test_example_dag_on_the_cluster_gives_the_embedded_lineage(airflow_db, clust
 
 
 def test_dump_uri_on_a_shared_directory_written_through_hadoop_fs(airflow_db, cluster, cluster_env, tmp_path):
-    from tests.conftest import DATA
-
     from airflow_lineage_provider.hooks.spark_lineage import SparkLineageHook
+    from tests.conftest import DATA
 
     conf, _ = cluster_env
     shared = tmp_path / "shared"
@@ -95,7 +95,7 @@ def test_dump_uri_on_a_shared_directory_written_through_hadoop_fs(airflow_db, cl
     assert {"plans.jsonl", "result.json", ".plans.jsonl.crc", ".result.json.crc"} <= files
     assert result.error is None and len(result.records) == 1
 
-    from airflow_lineage_provider.lineage.report import from_records
+    from airflow_lineage_provider.lineage.extract import from_records
 
     [st] = from_records(result.records).statements
     assert (st.target.namespace, st.target.name) == ("file", str(out))

@@ -72,7 +72,7 @@ def test_dataframe_only_nodes_pass_lineage_through(corpus, spark):
     from pyspark.sql import functions as F
 
     from airflow_lineage_provider.job.capture import PlanCapture
-    from airflow_lineage_provider.lineage import plan
+    from airflow_lineage_provider.lineage.plan import resolve
 
     emp = spark.table("corpus.emp")
     dept = spark.table("corpus.dept")
@@ -81,7 +81,7 @@ def test_dataframe_only_nodes_pass_lineage_through(corpus, spark):
           .unionByName(dept.select(F.col("dname").alias("n"), "dept")))
     record = PlanCapture(spark).describe(df._jdf.queryExecution().analyzed())
     record.update(index=0, sql="")
-    st = plan.extract(record)
+    st = resolve.extract(record)
     assert direct(st) == {"n": {"emp.name:I", "dept.dname:I"}, "dept": {"emp.dept:I", "dept.dept:I"}}
     assert st.warnings == ()
     classes = {n["class"].rsplit(".", 1)[-1] for n in record["plan"]}
@@ -89,7 +89,7 @@ def test_dataframe_only_nodes_pass_lineage_through(corpus, spark):
 
 
 def test_unknown_node_warns_and_lowers_confidence(corpus, analyze, monkeypatch):
-    from airflow_lineage_provider.lineage import digest
+    from airflow_lineage_provider.lineage.plan import digest
 
     monkeypatch.setattr(digest, "PASS_THROUGH", digest.PASS_THROUGH - {"Sample"})
     st = analyze("SELECT name FROM emp TABLESAMPLE (50 PERCENT)")
@@ -111,7 +111,7 @@ def test_streaming_watermark_passes_lineage_through(corpus, spark, tmp_path):
     from pyspark.sql import functions as F
 
     from airflow_lineage_provider.job.capture import PlanCapture
-    from airflow_lineage_provider.lineage import plan
+    from airflow_lineage_provider.lineage.plan import resolve
 
     path = str(tmp_path / "events")
     spark.range(2).selectExpr("id", "current_timestamp() AS ts", "'x' AS kind").write.parquet(path)
@@ -119,7 +119,7 @@ def test_streaming_watermark_passes_lineage_through(corpus, spark, tmp_path):
     df = stream.withWatermark("ts", "10 minutes").select("ts", F.upper("kind").alias("k"))
     record = PlanCapture(spark).describe(df._jdf.queryExecution().analyzed())
     record.update(index=0, sql="")
-    st = plan.extract(record)
+    st = resolve.extract(record)
     classes = {n["class"].rsplit(".", 1)[-1] for n in record["plan"]}
     assert "EventTimeWatermark" in classes
     assert direct(st) == {"ts": {"events.ts:I"}, "k": {"events.kind:T"}}

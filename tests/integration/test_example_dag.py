@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from tests.conftest import venv_bin
+from tests.helpers import document_edges
 
 pytestmark = [pytest.mark.spark, pytest.mark.airflow]
 
@@ -35,10 +36,9 @@ def load_dag(path):
 
 
 def xcoms(dag_id: str, run_id: str) -> dict[str, dict]:
-    from sqlalchemy import select
-
     from airflow.models.xcom import XComModel
     from airflow.utils.session import create_session
+    from sqlalchemy import select
 
     with create_session() as session:
         rows = session.scalars(
@@ -48,8 +48,6 @@ def xcoms(dag_id: str, run_id: str) -> dict[str, dict]:
         return {r.task_id: XComModel.deserialize_value(r) for r in rows}
 
 
-def edges(statement: dict) -> dict[str, set[tuple[str, str, str]]]:
-    return {col: {(i["table"], i["field"], i["subtype"]) for i in inputs} for col, inputs in statement["columns"].items()}
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +72,8 @@ def test_seed_statements_lineage_edge_by_edge(demo_run):
     writes = [s for s in statements if s["target"]]
     assert [s["index"] for s in writes] == [0, 1]
     single, join = writes
-    assert edges(single) == SEED_SINGLE
-    assert edges(join) == SEED_JOIN
+    assert document_edges(single) == SEED_SINGLE
+    assert document_edges(join) == SEED_JOIN
     assert list(single["columns"]) == ["id", "name", "company_name", "birthday", "ts", "p"]
     by_col = {c: {i["field"]: i["expression"] for i in inputs} for c, inputs in join["columns"].items()}
     assert by_col["name"] == {"name": "concat(a.name, b.company_name)", "company_name": "concat(a.name, b.company_name)"}
@@ -96,7 +94,7 @@ def test_bare_select_reports_its_result_columns(demo_run):
     _, docs = demo_run
     query = [s for s in docs["build_dwd_users"]["statements"] if s["target"] is None]
     assert len(query) == 1 and query[0]["index"] == 2
-    assert edges(query[0]) == {"p": {(T + "dwd_users", "p", "IDENTITY")}, "users": set()}
+    assert document_edges(query[0]) == {"p": {(T + "dwd_users", "p", "IDENTITY")}, "users": set()}
     assert {(i["field"], i["subtype"]) for i in query[0]["indirect"]} == {("p", "GROUP_BY"), ("p", "SORT")}
 
 

@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 from tests.conftest import DATA, venv_bin
+from tests.helpers import document_edges
 from tests.integration.test_example_dag import xcoms
 
 pytestmark = pytest.mark.spark
@@ -35,8 +36,6 @@ def load_test_dag(name: str):
     return getattr(module, name)
 
 
-def edges(statement: dict) -> dict[str, set[tuple[str, str, str]]]:
-    return {c: {(i["table"], i["field"], i["subtype"]) for i in inputs} for c, inputs in statement["columns"].items()}
 
 
 @pytest.fixture(scope="module")
@@ -73,18 +72,18 @@ def test_every_write_of_the_application_appears_once_in_order(city_sales):
 def test_lineage_through_join_aggregate_and_cache_column_by_column(city_sales):
     doc, out, _ = city_sales
     seed_orders, seed_customers, save_as_table, parquet, sql_insert, insert_into, v2 = doc["statements"]
-    assert edges(seed_orders) == {"order_id": set(), "customer_id": set(), "amount": set()}
-    assert edges(save_as_table) == AGG
+    assert document_edges(seed_orders) == {"order_id": set(), "customer_id": set(), "amount": set()}
+    assert document_edges(save_as_table) == AGG
     assert {(i["table"], i["field"], i["subtype"]) for i in save_as_table["indirect"]} == AGG_INDIRECT
-    assert edges(parquet) == {
+    assert document_edges(parquet) == {
         "city_uc": {(APP + "customers", "city", "TRANSFORMATION")},
         "total": {(APP + "orders", "amount", "AGGREGATION")},
     }
     assert parquet["target"] == {"table": None, "namespace": "file", "name": str(out), "mode": "overwrite"}
     assert parquet["columns"]["city_uc"][0]["expression"] == "upper(customers.city)"
-    assert edges(sql_insert) == AGG and sql_insert["columns"]["total"][0]["expression"] == "(sales_v.total * 2)"
-    assert edges(insert_into) == AGG
-    assert edges(v2) == AGG
+    assert document_edges(sql_insert) == AGG and sql_insert["columns"]["total"][0]["expression"] == "(sales_v.total * 2)"
+    assert document_edges(insert_into) == AGG
+    assert document_edges(v2) == AGG
     assert {d["table"] for d in save_as_table["inputs"]} == {APP + "orders", APP + "customers"}
 
 
@@ -101,7 +100,7 @@ def test_streaming_query_with_watermark_reports_its_sink_columns(airflow_db):
     [st] = doc["statements"]
     source = str(stream / "in")
     assert st["target"] == {"table": None, "namespace": "file", "name": str(stream / "out"), "mode": "append"}
-    assert edges(st) == {
+    assert document_edges(st) == {
         "window_start": {(source, "ts", "TRANSFORMATION")},
         "name_uc": {(source, "name", "TRANSFORMATION")},
         "total": {(source, "amount", "AGGREGATION")},

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_lineage_provider.lineage import plan
-from tests.integration import tpcds
+from airflow_lineage_provider.lineage.plan import resolve
+from tests.helpers import TPCDS_SUMMARY, capture_tpcds, create_tpcds_schema, tpcds_summary
 
 pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
 def extracted(spark):
-    tpcds.create_schema(spark)
+    create_tpcds_schema(spark)
     try:
-        return [(name, mode, plan.extract(record)) for name, mode, record in tpcds.capture(spark)]
+        return [(name, mode, resolve.extract(record)) for name, mode, record in capture_tpcds(spark)]
     finally:
         spark.sql("USE default")
 
@@ -49,4 +49,4 @@ def test_q1_lineage(extracted):
 
 
 def test_checked_in_summary_is_current(extracted):
-    assert tpcds.SUMMARY.read_text() == tpcds.summary(extracted)
+    assert TPCDS_SUMMARY.read_text() == tpcds_summary(extracted)

@@ -39,10 +39,9 @@ SHOTS = ROOT / "docs" / "images"
 
 
 def _latest_successful_run(dag_id: str) -> str | None:
-    from sqlalchemy import select
-
     from airflow.models.dagrun import DagRun
     from airflow.utils.session import create_session
+    from sqlalchemy import select
 
     with create_session() as session:
         run = session.scalars(select(DagRun).where(DagRun.dag_id == dag_id, DagRun.state == "success")

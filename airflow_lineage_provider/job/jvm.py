@@ -1,0 +1,326 @@
+"""What the plan JSON loses, read from Spark's JVM objects through py4j.
+
+Spark's ``toJSON`` leaves out table locations, the paths of file sources, the
+write mode and static partitions, JDBC and DataSource V2 tables, streaming
+sources and sinks, and sometimes an Expand's projections. The capture asks the
+JVM for them here, a few milliseconds per plan. JDBC URLs lose their credentials
+before they are recorded. Imports nothing but the standard library and lineage's
+ground floor: it runs inside the Spark driver.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Iterator
+
+from airflow_lineage_provider.lineage.model import SPARK_CATALOG
+from airflow_lineage_provider.lineage.naming import table_name
+from airflow_lineage_provider.lineage.plan.writes import SAVE_MODES
+from airflow_lineage_provider.lineage.redact import strip_jdbc_credentials
+
+_CATALOG_FIELDS = ("catalogTable", "tableMeta", "table", "tableDesc")
+_SOURCE_LEAVES = frozenset({"LogicalRelation", "DataSourceV2Relation", "StreamingExecutionRelation",
+                            "StreamingDataSourceV2Relation", "StreamingDataSourceV2ScanRelation"})
+
+
+def simple_name(obj: Any) -> str:
+    """A JVM object's class name without its package (and without Scala's ``$``)."""
+    return obj.getClass().getSimpleName().rstrip("$")
+
+
+def short(cls: str) -> str:
+    """A plan JSON node's class name without its package."""
+    return cls.rsplit(".", 1)[-1].rstrip("$")
+
+
+def analyze_only(spark: Any, plan: Any) -> Any:
+    """The analyzed plan of a statement (its SQL text, or its parsed plan) without executing it.
+
+    ``CommandExecutionMode.SKIP``: a command is analyzed, never run. Statements must be
+    analyzed in order, as a table an earlier statement creates must exist.
+    """
+    state = spark._jsparkSession.sessionState()
+    if isinstance(plan, str):
+        plan = state.sqlParser().parsePlan(plan)
+    module = getattr(spark._jvm.org.apache.spark.sql.execution, "CommandExecutionMode$")
+    return state.executePlan(plan, getattr(module, "MODULE$").SKIP()).analyzed()
+
+
+class TableLocations:
+    """Storage locations of catalog tables, asked of the session's external catalog once each."""
+
+    def __init__(self, spark: Any) -> None:
+        self.spark = spark
+        self._cache: dict[str, str | None] = {}
+
+    def __call__(self, database: str, table: str) -> str | None:
+        key = f"{database}.{table}".lower()
+        if key not in self._cache:
+            try:
+                external = self.spark._jsparkSession.sessionState().catalog().externalCatalog()
+                self._cache[key] = external.getTable(database, table).location().toString()
+            except Exception:  # noqa: BLE001 - no such table (yet): no location
+                self._cache[key] = None
+        return self._cache[key]
+
+
+# -- what a plan reads --------------------------------------------------------------------------
+
+def add_table_locations(flat: list[dict[str, Any]], extras: dict[str, Any], location: TableLocations) -> None:
+    for ident in identifiers(flat):
+        name = table_name(ident)
+        if name and name not in extras["tables"]:
+            extras["tables"][name] = location(ident.get("database") or "default", ident["table"])
+
+
+def add_path_relations(plan: Any, flat: list[dict[str, Any]], extras: dict[str, Any]) -> None:
+    """Sources read by path have no catalog table: ask the JVM relation for its paths."""
+    def by_path(n: dict[str, Any]) -> bool:
+        cls = short(n["class"])
+        return (cls == "LogicalRelation" and not n.get("catalogTable")) or cls == "StreamingRelation"
+
+    if not any(by_path(n) for n in all_nodes(flat)):
+        return
+    for node in jvm_nodes(plan):
+        name = simple_name(node)
+        if name == "LogicalRelation" and not node.catalogTable().isDefined():
+            relation = node.relation()
+            if simple_name(relation) != "HadoopFsRelation":
+                continue
+            roots = relation.location().rootPaths()
+            paths = [roots.apply(i).toString() for i in range(roots.size())]
+            fmt = relation.fileFormat().toString()
+        elif name == "StreamingRelation":
+            source = node.dataSource()
+            seq = source.paths()
+            paths = [seq.apply(i) for i in range(seq.size())]
+            option = source.options().get("path")
+            if not paths and option.isDefined():
+                paths = [option.get()]
+            fmt = source.className()
+        else:
+            continue
+        first = node.output().apply(0).exprId().id()
+        extras["relations"][str(first)] = {"paths": paths, "format": fmt}
+
+
+def add_expand_projections(plan: Any, flat: list[dict[str, Any]], extras: dict[str, Any],
+                           compact: Callable[[Any], Any]) -> None:
+    """Spark's JSON sometimes writes an Expand's projections as null: read them from the JVM."""
+    if not any(short(n["class"]) == "Expand" and n.get("projections") is None for n in all_nodes(flat)):
+        return
+    found: dict[str, Any] = {}
+    for node in jvm_nodes(plan):
+        if simple_name(node) != "Expand":
+            continue
+        rows = node.projections()
+        found[str(node.output().apply(0).exprId().id())] = [
+            [compact(json.loads(row.apply(j).toJSON())) for j in range(row.size())]
+            for row in (rows.apply(i) for i in range(rows.size()))
+        ]
+    extras["expand"] = found
+
+
+def add_source_relations(plan: Any, flat: list[dict[str, Any]], extras: dict[str, Any]) -> None:
+    """JDBC tables, V2 tables and started streaming sources, keyed by their first output exprId."""
+    wanted = {"DataSourceV2Relation", "StreamingExecutionRelation", "StreamingDataSourceV2Relation"}
+    if not any(short(n["class"]) in wanted or (short(n["class"]) == "LogicalRelation" and n.get("relation") is None
+                                               and not n.get("catalogTable"))
+               for n in all_nodes(flat)):
+        return
+    for node in jvm_nodes(plan):
+        name = simple_name(node)
+        if name not in _SOURCE_LEAVES:
+            continue
+        try:
+            info = describe_source(node)
+            if info and node.output().size() > 0:
+                key = str(node.output().apply(0).exprId().id())
+                extras["relations"][key] = {**extras["relations"].get(key, {}), **info}
+        except Exception as e:  # noqa: BLE001 - a source we cannot read is named by what the JSON has
+            extras.setdefault("source_warnings", []).append(f"could not read the source of {name}: {e}")
+
+
+def describe_source(node: Any) -> dict[str, Any] | None:
+    """What names one relation: a JDBC URL and table, a V2 table, or a stream's files."""
+    name = simple_name(node)
+    if name == "LogicalRelation":
+        relation = node.relation()
+        if "JDBCRelation" in relation.getClass().getName():
+            return {"jdbc": _jdbc_options(relation.jdbcOptions())}
+        return None
+    if name == "DataSourceV2Relation" or name.startswith("StreamingDataSourceV2"):
+        return describe_v2_table(node.table(), node.catalog(), node.identifier())
+    if name == "StreamingExecutionRelation":
+        text = node.source().toString()  # FileStreamSource[file:/data/in]
+        if text.startswith("FileStreamSource[") and text.endswith("]"):
+            return {"paths": [text[len("FileStreamSource["):-1]], "format": "stream"}
+        return {"table": text}
+    return None
+
+
+def describe_v2_table(table: Any, catalog: Any = None, identifier: Any = None) -> dict[str, Any]:
+    label = None
+    if catalog is not None and identifier is not None and catalog.isDefined() and identifier.isDefined():
+        label = f"{catalog.get().name()}.{identifier.get().toString()}".lower()
+    out: dict[str, Any] = {"table": label or str(table.name()).lower()}
+    if "JDBCTable" in table.getClass().getName():
+        out["jdbc"] = {**_jdbc_options(table.jdbcOptions()), "table": str(table.name())}
+    else:
+        location = table.properties().get("location")
+        if location:
+            out["paths"] = [str(location)]
+    return out
+
+
+def _jdbc_options(options: Any) -> dict[str, Any]:
+    table = str(options.tableOrQuery())
+    if table.startswith("(") and ") SPARK_GEN_SUBQ_" in table:  # the query option
+        table = table[1:table.rindex(") SPARK_GEN_SUBQ_")]
+    return {"url": strip_jdbc_credentials(str(options.url())), "table": table}
+
+
+# -- what a write command writes -------------------------------------------------------------------
+
+def write_details(plan: Any, location: TableLocations) -> dict[str, Any] | None:
+    """Where a write command writes, how (mode) and its static partitions; ``None`` for a command
+    whose JVM object tells nothing more than its JSON (the digest then reads the JSON alone)."""
+    reader = _WRITE_READERS.get(simple_name(plan))
+    return reader(plan, location) if reader is not None else None
+
+
+def _file_insert(plan: Any, location: TableLocations) -> dict[str, Any]:
+    return {"path": plan.outputPath().toString(), "mode": plan.mode().toString().lower(),
+            "static_partitions": scala_map(plan.staticPartitions())}
+
+
+def _data_source_ctas(plan: Any, location: TableLocations) -> dict[str, Any]:
+    ident = plan.table().identifier()
+    db = ident.database().get() if ident.database().isDefined() else "default"
+    # saveAsTable on an existing table is a CTAS in append or overwrite mode.
+    return {"location": location(db, ident.table()), "mode": SAVE_MODES.get(plan.mode().toString(), "create")}
+
+
+def _hive_insert(plan: Any, location: TableLocations) -> dict[str, Any]:
+    ident = plan.table().identifier()
+    db = ident.database().get() if ident.database().isDefined() else "default"
+    return {"location": location(db, ident.table()), "mode": "overwrite" if plan.overwrite() else "append",
+            "static_partitions": scala_map(plan.partition())}
+
+
+def _directory(plan: Any, location: TableLocations) -> dict[str, Any]:
+    uri = plan.storage().locationUri()
+    return {"path": uri.get().toString() if uri.isDefined() else None, "mode": "overwrite"}
+
+
+def _save(plan: Any, location: TableLocations) -> dict[str, Any]:
+    options = scala_map(plan.options())
+    if "jdbc" in plan.dataSource().getClass().getName().lower() or "url" in options:
+        # write.jdbc: the URL without credentials, the table; never the options themselves.
+        table = options.get("dbtable") or options.get("query")
+        return {"jdbc": {"url": strip_jdbc_credentials(options.get("url", "")), "table": table},
+                "mode": plan.mode().toString().lower()}
+    return {"path": options.get("path"), "mode": plan.mode().toString().lower(),
+            "format": plan.dataSource().getClass().getName()}
+
+
+def _v2_write(plan: Any, location: TableLocations) -> dict[str, Any]:
+    target = plan.table()
+    info = describe_v2_table(target.table(), target.catalog(), target.identifier()) \
+        if simple_name(target) == "DataSourceV2Relation" else {}
+    mode = "append" if simple_name(plan) == "AppendData" else "overwrite"
+    return {**info, "mode": mode, "location": (info.get("paths") or [None])[0]}
+
+
+def _v2_ctas(plan: Any, location: TableLocations) -> dict[str, Any]:
+    resolved = plan.name()
+    label = f"{resolved.catalog().name()}.{resolved.identifier().toString()}".lower()
+    out: dict[str, Any] = {"table": label, "mode": "create" if simple_name(plan).startswith("Create") else "overwrite"}
+    try:
+        loaded = resolved.catalog().loadTable(resolved.identifier())
+        out.update({k: v for k, v in describe_v2_table(loaded).items() if k != "table"})
+    except Exception:  # noqa: BLE001 - the table may not exist yet (a dry run)
+        pass
+    return out
+
+
+def _stream(plan: Any, location: TableLocations) -> dict[str, Any]:
+    v1 = simple_name(plan).endswith("V1")
+    out: dict[str, Any] = {"mode": plan.outputMode().toString().lower().rstrip("$")}
+    table = plan.catalogTable() if v1 else None
+    if table is not None and table.isDefined():
+        ident = table.get().identifier()
+        db = ident.database().get() if ident.database().isDefined() else "default"
+        out["table"] = f"{SPARK_CATALOG}.{db}.{ident.table()}".lower()
+        out["location"] = location(db, ident.table())
+    sink = plan.sink().toString() if v1 else str(plan.write())
+    if sink.startswith("FileSink[") and sink.endswith("]"):
+        out["path"] = sink[len("FileSink["):-1]
+    elif "table" not in out:
+        out["sink"] = sink
+    return out
+
+
+_WRITE_READERS: dict[str, Callable[[Any, TableLocations], dict[str, Any]]] = {
+    "InsertIntoHadoopFsRelationCommand": _file_insert,
+    "CreateDataSourceTableAsSelectCommand": _data_source_ctas,
+    "InsertIntoHiveTable": _hive_insert,
+    "InsertIntoDataSourceDirCommand": _directory,
+    "SaveIntoDataSourceCommand": _save,
+    "AppendData": _v2_write,
+    "OverwriteByExpression": _v2_write,
+    "OverwritePartitionsDynamic": _v2_write,
+    "CreateTableAsSelect": _v2_ctas,
+    "ReplaceTableAsSelect": _v2_ctas,
+    "WriteToMicroBatchDataSourceV1": _stream,
+    "WriteToMicroBatchDataSource": _stream,
+}
+
+
+# -- walking plans ---------------------------------------------------------------------------------
+
+def all_nodes(flat: Any) -> Iterator[dict[str, Any]]:
+    """Every JSON object of a plan's JSON that is a tree node, nested plans and expressions included."""
+    stack = [flat]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            if "class" in item:
+                yield item
+            stack.extend(v for v in item.values() if isinstance(v, (list, dict)))
+
+
+def identifiers(flat: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The ``TableIdentifier`` JSON of every catalog table a plan's JSON names."""
+    for node in all_nodes(flat):
+        for fname in _CATALOG_FIELDS:
+            meta = node.get(fname)
+            if isinstance(meta, dict) and isinstance(meta.get("identifier"), dict):
+                yield meta["identifier"]
+
+
+def jvm_nodes(plan: Any) -> Iterator[Any]:
+    """Pre-order walk of a JVM plan: children, and plans held as inner children."""
+    stack = [plan]
+    while stack:
+        node = stack.pop()
+        yield node
+        for seq in (node.children(), node.innerChildren()):
+            for i in range(seq.size()):
+                child = seq.apply(i)
+                if hasattr(child, "children"):
+                    stack.append(child)
+
+
+def scala_map(m: Any) -> dict[str, str]:
+    out: dict[str, str] = {}
+    try:
+        it = m.iterator()
+        while it.hasNext():
+            kv = it.next()
+            out[str(kv._1())] = str(kv._2())
+    except Exception:  # noqa: BLE001 - a map py4j cannot walk is an empty one
+        pass
+    return out

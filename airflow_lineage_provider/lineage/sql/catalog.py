@@ -1,0 +1,121 @@
+"""What the static extractor knows of tables: a catalog fed by DDL, a parameter and a cache.
+
+Lookups go, in order, to the tables the script's own DDL created (CREATE / DROP /
+ALTER TABLE ADD COLUMNS, tracked in order), the operator's ``schema`` parameter
+(``{"db.table": {"col": "type", ...}}``, ``{"db.table": ["col", ...]}`` or DDL
+files), and a ``SchemaCache`` (a JSON file the hook can fill from real runs). A
+table dropped by the script is gone whatever the parameter or the cache say.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from airflow_lineage_provider.lineage.model import SPARK_CATALOG
+from airflow_lineage_provider.lineage.schema_cache import SchemaCache
+
+
+@dataclass
+class TableInfo:
+    """Columns (in order, with their type text) of a table or view; a view keeps its lineage."""
+
+    name: str
+    columns: list[tuple[str, str]]
+    location: str | None = None
+    partitions: tuple[str, ...] = ()
+    view: Any = None  # a ViewLineage for views defined in the script
+    source: str = "ddl"  # ddl | parameter | cache
+
+    @property
+    def names(self) -> list[str]:
+        return [c for c, _ in self.columns]
+
+    def lookup(self, column: str) -> tuple[str, str] | None:
+        """(name as stored, type) of a column, case-insensitively (indexed once: wide tables stay linear)."""
+        index = self.__dict__.get("_index")
+        if index is None or index[0] is not self.columns:
+            index = (self.columns, {})
+            for c, t in self.columns:
+                index[1].setdefault(c.lower(), (c, t))
+            self.__dict__["_index"] = index
+        return index[1].get(column.lower())
+
+    def type_of(self, column: str) -> str | None:
+        found = self.lookup(column)
+        return found[1] if found else None
+
+
+@dataclass
+class Catalog:
+    """Tables known to one extraction: script DDL first, then the parameter, then the cache."""
+
+    database: str = "default"
+    tables: dict[str, TableInfo] = field(default_factory=dict)
+    parameter: dict[str, TableInfo] = field(default_factory=dict)
+    cache: SchemaCache | None = None
+    dropped: set[str] = field(default_factory=set)
+    version: int = 0
+
+    def copy(self) -> Catalog:
+        return Catalog(self.database, dict(self.tables), self.parameter, self.cache, set(self.dropped), self.version)
+
+    def full_name(self, parts: Iterable[str]) -> str:
+        """``catalog.db.table`` in lower case, from 1 to 3 name parts."""
+        parts = [p for p in parts if p]
+        if len(parts) == 1:
+            parts = [SPARK_CATALOG, self.database, parts[0]]
+        elif len(parts) == 2:
+            parts = [SPARK_CATALOG, *parts]
+        return ".".join(p.lower() for p in parts)
+
+    def get(self, name: str) -> TableInfo | None:
+        if name in self.tables:
+            return self.tables[name]
+        if name in self.dropped:
+            return None
+        if name in self.parameter:
+            return self.parameter[name]
+        if self.cache is not None:
+            cols = self.cache.get(name)
+            if cols is not None:
+                return TableInfo(name, cols, source="cache")
+        return None
+
+    def put(self, info: TableInfo) -> None:
+        self.tables[info.name] = info
+        self.dropped.discard(info.name)
+        self.version += 1
+
+    def drop(self, name: str) -> None:
+        self.tables.pop(name, None)
+        self.dropped.add(name)
+        self.version += 1
+
+    def known(self) -> dict[str, TableInfo]:
+        """Every table a lookup can reach (for the sqlglot schema): cache < parameter < script."""
+        out: dict[str, TableInfo] = {}
+        if self.cache is not None:
+            for name in self.cache.tables():
+                cols = self.cache.get(name)
+                if cols is not None:
+                    out[name] = TableInfo(name, cols, source="cache")
+        out.update(self.parameter)
+        for name in self.dropped:
+            out.pop(name, None)
+        out.update(self.tables)
+        return out
+
+
+def parameter_tables(schema: Mapping[str, Any] | None, database: str = "default") -> dict[str, TableInfo]:
+    """The operator's ``schema`` parameter as tables: ``{table: {col: type} | [col, ...] | [[col, type], ...]}``."""
+    out: dict[str, TableInfo] = {}
+    helper = Catalog(database)
+    for table, cols in (schema or {}).items():
+        name = helper.full_name(str(table).replace("`", "").split("."))
+        if isinstance(cols, Mapping):
+            columns = [(str(c), str(t or "")) for c, t in cols.items()]
+        else:
+            columns = [(c, "") if isinstance(c, str) else (str(c[0]), str(c[1]) if len(c) > 1 else "") for c in cols]
+        out[name] = TableInfo(name, columns, source="parameter")
+    return out

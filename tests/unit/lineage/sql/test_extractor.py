@@ -1,0 +1,337 @@
+"""lineage/sql/extractor.py: static field lineage from SQL text alone (no JVM)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from airflow_lineage_provider.lineage.model import (
+    AGGREGATION,
+    DIRECT,
+    INDIRECT,
+    JOIN,
+    TRANSFORMATION,
+    ColumnInput,
+    LineageReport,
+)
+from airflow_lineage_provider.lineage.schema_cache import SchemaCache
+from airflow_lineage_provider.lineage.sql import SqlExtractor, extract_script
+from tests.helpers import SEED_DDL, SEED_JOIN, SEED_SINGLE, seed_join_edges, seed_single_edges
+
+ODS = "spark_catalog.default.ods_users"
+DIM = "spark_catalog.default.dim_company"
+DWD = "spark_catalog.default.dwd_users"
+SEED_SINGLE_EDGES = seed_single_edges("default")
+SEED_JOIN_EDGES = seed_join_edges("default")
+
+def edges(st) -> dict[str, set[tuple[str, str, str, str]]]:
+    out = {}
+    for column, inputs in st.columns:
+        assert all(i.type == DIRECT for i in inputs)
+        out[column] = {(i.table, i.field, i.subtype, i.expression) for i in inputs}
+    return out
+
+
+def short(st) -> dict[str, set[str]]:
+    return {c: {f"{i.table.rsplit('.', 1)[-1]}.{i.field}:{i.subtype[0]}" for i in inputs} for c, inputs in st.columns}
+
+
+def indirect(st) -> set[str]:
+    return {f"{i.table.rsplit('.', 1)[-1]}.{i.field}:{i.subtype}" for i in st.indirect}
+
+
+def last(script: str, **kwargs):
+    return extract_script(script, **kwargs).statements[-1]
+
+
+# -- the seed statements -------------------------------------------------------------------------
+
+
+def test_seed_statements_give_the_seed_lineage_with_method_sql():
+    report = extract_script(SEED_DDL + SEED_SINGLE + ";\n" + SEED_JOIN + ";")
+    single, join = report.statements
+    assert (single.index, join.index) == (3, 4)
+    for st, expected in ((single, SEED_SINGLE_EDGES), (join, SEED_JOIN_EDGES)):
+        assert st.method == "sql" and st.confidence == 1.0 and st.warnings == ()
+        assert [c for c, _ in st.columns] == ["id", "name", "company_name", "birthday", "ts", "p"]
+        assert edges(st) == expected
+        assert st.target.table == DWD and st.target.mode == "append"
+    assert single.indirect == ()
+    assert join.indirect == (ColumnInput(DIM, "user_id", INDIRECT, JOIN, "", False),
+                             ColumnInput(ODS, "id", INDIRECT, JOIN, "", False))
+    assert [d.table for d in join.inputs] == [DIM, ODS]
+    assert [i.table for i in join.column_map["name"]] == [DIM, ODS]
+    doc = report.to_dict()
+    assert LineageReport.from_dict(json.loads(json.dumps(doc))) == report
+
+
+# -- schema tracking -----------------------------------------------------------------------------
+
+
+def test_drop_forgets_a_table_and_create_brings_it_back():
+    x = SqlExtractor()
+    x.run("CREATE TABLE t (a INT, b STRING) USING parquet; DROP TABLE t")
+    [st] = x.statement("SELECT * FROM t")
+    assert st.columns == () and st.confidence < 1 and any("*" in w for w in st.warnings)
+    x.run("CREATE TABLE t (c INT) USING parquet")
+    [st] = x.statement("SELECT * FROM t")
+    assert short(st) == {"c": {"t.c:I"}} and st.warnings == ()
+
+
+def test_drop_hides_a_table_of_the_schema_parameter():
+    st = last("DROP TABLE IF EXISTS t; SELECT * FROM t", schema={"t": {"a": "int"}})
+    assert st.columns == () and st.confidence < 1
+
+
+def test_alter_table_add_columns_extends_the_star():
+    st = last("CREATE TABLE t (a INT) USING parquet; ALTER TABLE t ADD COLUMNS (b STRING, c INT); SELECT * FROM t")
+    assert list(short(st)) == ["a", "b", "c"] and st.warnings == ()
+
+
+def test_alter_table_add_columns_keeps_partitions_last():
+    st = last("CREATE TABLE t (a INT, p STRING) USING parquet PARTITIONED BY (p);"
+              "ALTER TABLE t ADD COLUMNS (b INT); INSERT INTO t SELECT 1, 2, 'x'")
+    assert [c for c, _ in st.columns] == ["a", "b", "p"]
+
+
+def test_use_changes_the_database_of_later_names():
+    st = last("CREATE DATABASE d; USE d; CREATE TABLE t (a INT) USING parquet; SELECT a FROM t")
+    assert st.columns[0][1][0].table == "spark_catalog.d.t"
+
+
+def test_schema_parameter_and_ddl_files_and_cache(tmp_path):
+    assert short(last("SELECT * FROM db.t", schema={"db.t": {"x": "int", "y": "string"}})) == {
+        "x": {"t.x:I"}, "y": {"t.y:I"}}
+    assert short(last("SELECT * FROM db.t", schema={"db.t": ["x"]})) == {"x": {"t.x:I"}}
+    assert short(last("SELECT * FROM u", ddl=["CREATE TABLE u (k INT) USING parquet"])) == {"k": {"u.k:I"}}
+    path = tmp_path / "schema.json"
+    cache = SchemaCache(path)
+    cache.put("spark_catalog.default.c", [("z", "int")])
+    cache.save()
+    assert short(last("SELECT * FROM c", cache=SchemaCache(path))) == {"z": {"c.z:I"}}
+
+
+def test_script_ddl_wins_over_the_parameter_and_the_parameter_over_the_cache(tmp_path):
+    cache = SchemaCache(tmp_path / "s.json")
+    cache.put("spark_catalog.default.t", ["from_cache"])
+    assert list(short(last("SELECT * FROM t", schema={"t": ["from_param"]}, cache=cache))) == ["from_param"]
+    assert list(short(last("CREATE TABLE t (from_ddl INT) USING parquet; SELECT * FROM t",
+                           schema={"t": ["from_param"]}, cache=cache))) == ["from_ddl"]
+
+
+def test_views_defined_earlier_resolve_to_their_tables():
+    script = ("CREATE TABLE emp (id BIGINT, name STRING, dept STRING) USING parquet;"
+              "CREATE TEMP VIEW tv AS SELECT id, upper(name) AS uname FROM emp WHERE dept = 'x';"
+              "SELECT uname FROM tv")
+    report = extract_script(script)
+    [st] = report.statements  # a temporary view is not a dataset
+    assert short(st) == {"uname": {"emp.name:T"}}
+    assert indirect(st) == {"emp.dept:FILTER"}
+
+
+def test_persistent_view_is_a_write_with_its_own_columns():
+    st = last("CREATE TABLE emp (id BIGINT, name STRING) USING parquet; CREATE OR REPLACE VIEW v (a, b) AS "
+              "SELECT id, name FROM emp")
+    assert st.target.table == "spark_catalog.default.v" and st.target.mode == "overwrite"
+    assert short(st) == {"a": {"emp.id:I"}, "b": {"emp.name:I"}}
+
+
+# -- stars, ambiguity, no schema --------------------------------------------------------------------
+
+
+def test_star_and_qualified_star_expand_from_the_schema():
+    ddl = "CREATE TABLE a (x INT, y INT) USING parquet; CREATE TABLE b (z INT) USING parquet;"
+    assert short(last(ddl + "SELECT * FROM a JOIN b ON a.x = b.z")) == {
+        "x": {"a.x:I"}, "y": {"a.y:I"}, "z": {"b.z:I"}}
+    assert short(last(ddl + "SELECT b.*, a.y FROM a JOIN b ON a.x = b.z")) == {"z": {"b.z:I"}, "y": {"a.y:I"}}
+
+
+def test_without_schema_the_star_is_not_invented_and_the_result_says_so():
+    st = last("SELECT * FROM unknown_t")
+    assert st.columns == ()
+    assert st.confidence < 1
+    assert any("no schema" in w and "unknown_t" in w for w in st.warnings)
+
+
+def test_without_schema_named_columns_still_resolve_with_lower_confidence():
+    st = last("SELECT name, upper(city) AS c FROM people")
+    assert short(st) == {"name": {"people.name:I"}, "c": {"people.city:T"}}
+    assert 0 < st.confidence < 1 and any("no schema" in w for w in st.warnings)
+
+
+def test_an_unqualified_column_two_tables_could_own_is_ambiguous_without_schema():
+    st = last("SELECT name, a.id FROM t1 a JOIN t2 b ON a.id = b.id")
+    assert short(st) == {"name": set(), "id": {"t1.id:I"}}
+    assert st.confidence < 1
+    assert any("ambiguous" in w and "name" in w for w in st.warnings)
+
+
+def test_the_schema_decides_which_table_owns_an_unqualified_column():
+    st = last("CREATE TABLE t1 (id INT, name STRING) USING parquet; CREATE TABLE t2 (id INT, city STRING) USING parquet;"
+              "SELECT name, city FROM t1 a JOIN t2 b ON a.id = b.id")
+    assert short(st) == {"name": {"t1.name:I"}, "city": {"t2.city:I"}}
+    assert st.warnings == () and st.confidence == 1.0
+
+
+def test_one_unknown_table_among_known_ones_owns_what_the_others_lack():
+    st = last("CREATE TABLE t1 (id INT) USING parquet; SELECT id, city FROM t1 JOIN t2 ON t1.id = t2.k")
+    assert short(st) == {"id": {"t1.id:I"}, "city": {"t2.city:I"}}
+
+
+# -- writes ---------------------------------------------------------------------------------------
+
+
+def test_insert_with_a_column_list_maps_by_name_in_the_target_order():
+    st = last("CREATE TABLE out2 (a STRING, b DOUBLE) USING parquet; CREATE TABLE emp (name STRING, salary DOUBLE) "
+              "USING parquet; INSERT INTO out2 (b, a) SELECT salary, name FROM emp")
+    assert [c for c, _ in st.columns] == ["a", "b"]
+    assert short(st) == {"a": {"emp.name:I"}, "b": {"emp.salary:I"}}
+
+
+def test_insert_column_list_without_target_schema_uses_the_list():
+    st = last("INSERT OVERWRITE TABLE o (x, y) SELECT a, b FROM s")
+    assert list(short(st)) == ["x", "y"] and st.target.mode == "overwrite"
+
+
+def test_static_partition_has_no_source():
+    st = last("CREATE TABLE s (id INT, name STRING) USING parquet;"
+              "CREATE TABLE hp (id INT, name STRING) PARTITIONED BY (ds STRING) STORED AS PARQUET;"
+              "INSERT OVERWRITE TABLE hp PARTITION (ds = '2024') SELECT id, name FROM s")
+    assert short(st) == {"id": {"s.id:I"}, "name": {"s.name:I"}, "ds": set()}
+
+
+def test_ctas_names_its_target_and_later_statements_read_it():
+    x = SqlExtractor(database="corpus")
+    report = x.run("CREATE TABLE emp (dept STRING, salary DOUBLE) USING parquet;"
+                   "CREATE TABLE c1 USING parquet AS SELECT dept, avg(salary) AS a FROM emp GROUP BY dept;"
+                   "SELECT * FROM corpus.c1")
+    ctas, read = report.statements
+    assert ctas.target.table == "spark_catalog.corpus.c1" and ctas.target.mode == "create"
+    assert short(ctas) == {"dept": {"emp.dept:I"}, "a": {"emp.salary:A"}}
+    assert indirect(ctas) == {"emp.dept:GROUP_BY"}
+    assert short(read) == {"dept": {"c1.dept:I"}, "a": {"c1.a:I"}}
+
+
+def test_insert_overwrite_directory_targets_the_path():
+    st = last("CREATE TABLE s (id INT) USING parquet;"
+              "INSERT OVERWRITE DIRECTORY '/tmp/out' USING parquet SELECT id FROM s")
+    assert st.target.table is None and (st.target.namespace, st.target.name) == ("file", "/tmp/out")
+    assert short(st) == {"id": {"s.id:I"}}
+
+
+def test_a_path_read_keeps_its_case_and_ddl_names_keep_theirs():
+    # Spark compares table and column names case-insensitively, but a path is a path: START's
+    # static lineage must name it as the plan does, or the two events would not merge. Columns
+    # declared in upper case are found whatever case the query uses, and keep the DDL's case.
+    st = last("CREATE TABLE Dim (K INT, Label STRING) USING parquet;"
+              "INSERT OVERWRITE DIRECTORY '/Out/Day' USING parquet "
+              "SELECT d.label AS Label FROM parquet.`/Data/In` AS p JOIN DIM d ON d.k = p.k")
+    assert [d.name for d in st.inputs] == ["/Data/In", "spark_catalog.default.dim"]
+    assert st.target.name == "/Out/Day"
+    assert short(st) == {"Label": {"dim.Label:I"}}
+    assert {(i.table, i.field, i.subtype) for i in st.indirect} == {
+        ("/Data/In", "k", JOIN), ("spark_catalog.default.dim", "K", JOIN)}
+
+
+# -- transformation rules -----------------------------------------------------------------------------
+
+EMP = ("CREATE TABLE emp (id BIGINT, name STRING, dept STRING, salary DOUBLE, tags ARRAY<STRING>, ts TIMESTAMP, "
+       "mgr_id BIGINT, age INT) USING parquet; CREATE TABLE dept (dept STRING, dname STRING, region STRING) USING parquet;")
+
+
+@pytest.mark.parametrize("sql, columns, ind", [
+    ("SELECT CAST(age AS BIGINT) AS a, CAST(salary AS INT) AS s FROM emp", {"a": {"emp.age:I"}, "s": {"emp.salary:T"}},
+     set()),
+    ("SELECT md5(name) AS h, count(name) AS n FROM emp", None, set()),
+    ("SELECT name, rank() OVER (PARTITION BY dept ORDER BY salary DESC) AS r FROM emp",
+     {"name": {"emp.name:I"}, "r": set()}, {"emp.dept:WINDOW", "emp.salary:WINDOW"}),
+    ("SELECT id, word FROM emp LATERAL VIEW explode(split(name, ' ')) t AS word",
+     {"id": {"emp.id:I"}, "word": {"emp.name:T"}}, set()),
+    ("WITH a AS (SELECT id, salary * 2 AS s2 FROM emp), b AS (SELECT id, s2 + 1 AS s3 FROM a) SELECT s3 FROM b",
+     {"s3": {"emp.salary:T"}}, set()),
+    ("SELECT name FROM emp UNION SELECT dname FROM dept", {"name": {"emp.name:I", "dept.dname:I"}}, set()),
+    ("SELECT * FROM (SELECT dept, age, salary FROM emp) PIVOT (sum(salary) FOR dept IN ('a' AS a, 'b' AS b))",
+     {"age": {"emp.age:I"}, "a": {"emp.salary:A"}, "b": {"emp.salary:A"}},
+     {"emp.age:GROUP_BY", "emp.dept:GROUP_BY", "emp.dept:CONDITIONAL"}),
+    ("SELECT * FROM dept UNPIVOT (val FOR col IN (dname, region))",
+     {"dept": {"dept.dept:I"}, "col": set(), "val": {"dept.dname:I", "dept.region:I"}},
+     {"dept.dname:FILTER", "dept.region:FILTER"}),
+    ("SELECT name FROM emp e WHERE EXISTS (SELECT 1 FROM dept d WHERE d.dept = e.dept)", {"name": {"emp.name:I"}},
+     {"dept.dept:FILTER", "emp.dept:FILTER"}),
+    ("SELECT CASE WHEN age > 30 THEN name ELSE dept END AS c FROM emp", {"c": {"emp.name:T", "emp.dept:T"}},
+     {"emp.age:CONDITIONAL"}),
+    ("SELECT dept FROM emp FULL JOIN dept USING (dept)", {"dept": {"emp.dept:T", "dept.dept:T"}},
+     {"emp.dept:JOIN", "dept.dept:JOIN"}),
+])
+def test_rules_match_the_plan_extractor(sql, columns, ind):
+    st = last(EMP + sql)
+    if columns is not None:
+        assert short(st) == columns
+    else:
+        assert all(i.masking and i.subtype in (TRANSFORMATION, AGGREGATION) for _, inputs in st.columns for i in inputs)
+    assert indirect(st) == ind
+    assert st.warnings == ()
+
+
+def test_unnamed_columns_get_spark_names():
+    st = last(EMP + "SELECT sum(salary), salary * 2, substr(name, 1, 2), count(*) FROM emp GROUP BY salary, name")
+    assert [c for c, _ in st.columns] == ["sum(salary)", "(salary * 2)", "substr(name, 1, 2)", "count(1)"]
+
+
+def test_a_syntax_error_is_method_none_not_an_exception():
+    [st] = extract_script("SELEC broken FROM").statements
+    assert st.method == "none" and st.warnings
+
+
+def test_one_pass_per_statement_scales_to_wide_queries():
+    cols = ", ".join(f"c{i}" for i in range(200))
+    ddl = f"CREATE TABLE w ({', '.join(f'c{i} BIGINT' for i in range(200))}) USING parquet;"
+    ctes = ", ".join([f"t0 AS (SELECT {cols} FROM w)"] + [
+        f"t{k} AS (SELECT {', '.join(f'c{i} + {k} AS c{i}' for i in range(200))} FROM t{k - 1})" for k in range(1, 5)])
+    st = last(ddl + f"WITH {ctes} SELECT * FROM t4")
+    assert len(st.columns) == 200 and all(len(inputs) == 1 for _, inputs in st.columns)
+    assert st.column_map["c7"][0].subtype == TRANSFORMATION and st.column_map["c7"][0].field == "c7"
+
+
+# -- the command line without a JVM --------------------------------------------------------------------
+
+
+def test_cli_method_sql_needs_no_spark(tmp_path, capsys):
+    from airflow_lineage_provider import cli
+
+    ddl = tmp_path / "ddl.sql"
+    ddl.write_text(SEED_DDL)
+    script = tmp_path / "job.sql"
+    script.write_text(SEED_JOIN + ";")
+    assert cli.main(["extract", "--method", "sql", "--sql", str(script), "--ddl", str(ddl), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    [st] = doc["statements"]
+    assert st["method"] == "sql" and st["target"]["table"] == DWD
+    assert {(i["table"], i["field"]) for i in st["columns"]["name"]} == {(ODS, "name"), (DIM, "company_name")}
+
+
+def test_cli_schema_json_and_auto_falls_back_to_sql_without_spark(tmp_path, capsys, monkeypatch):
+    from airflow_lineage_provider import cli
+
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"db.t": {"a": "int", "b": "string"}}))
+    monkeypatch.setattr(cli, "_spark_available", lambda: False)
+    assert cli.main(["extract", "--method", "auto", "-e", "SELECT * FROM db.t", "--schema", str(schema),
+                     "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert "static lineage" in captured.err
+    assert list(json.loads(captured.out)["statements"][0]["columns"]) == ["a", "b"]
+
+
+def test_a_cte_reads_no_column_of_the_query_around_it_a_correlated_subquery_does() -> None:
+    x = SqlExtractor()
+    x.run("CREATE TABLE emp (id BIGINT, name STRING, dept STRING); CREATE TABLE dept (dept STRING, dname STRING)")
+    # `name` is no column of dept: the CTE's output `name` must not be taken for itself through the outer query.
+    [st] = x.statement("WITH a AS (SELECT name FROM dept) SELECT a.name FROM a")
+    assert st.warnings == ("column name is not in any relation of its query",) and st.confidence < 1
+    [st] = x.statement("SELECT name FROM emp e "
+                       "WHERE EXISTS (SELECT 1 FROM dept d WHERE d.dept = e.dept AND dname = name)")
+    assert not st.warnings
+    assert {(i.table.rsplit(".", 1)[-1], i.field, i.subtype) for i in st.indirect} == {
+        ("dept", "dept", "FILTER"), ("dept", "dname", "FILTER"), ("emp", "dept", "FILTER"), ("emp", "name", "FILTER")}

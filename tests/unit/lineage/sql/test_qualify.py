@@ -1,0 +1,109 @@
+"""lineage/sql/qualify.py: the steps before resolution that stand in for parts of sqlglot's own.
+
+The static extractor qualifies tables with one walk of its own where it can
+(``_qualify_tables``) and walks trees with ``_Finder``; both are there for speed
+alone, so these tests hold them to what sqlglot would have done.
+"""
+
+from __future__ import annotations
+
+import pytest
+import sqlglot
+from sqlglot import exp
+from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+
+from airflow_lineage_provider.lineage.sql import SqlExtractor
+from airflow_lineage_provider.lineage.sql import extractor as static
+from tests.helpers import tpcds_queries
+
+DDL = """
+CREATE DATABASE IF NOT EXISTS other;
+CREATE TABLE emp (id BIGINT, name STRING, dept STRING, salary DOUBLE, tags ARRAY<STRING>) USING parquet;
+CREATE TABLE dept (dept STRING, dname STRING) USING parquet;
+CREATE TABLE other.emp (id BIGINT, nick STRING) USING parquet;
+CREATE TABLE sales (id BIGINT, q STRING, amount DOUBLE) USING parquet;
+"""
+
+# (query, whether the extractor's own walk qualifies every table, or sqlglot's qualify_tables must run too)
+CASES = [
+    ("SELECT e.name, d.dname FROM emp e JOIN dept d ON e.dept = d.dept WHERE e.salary > 10", True),
+    ("SELECT name FROM emp WHERE dept IN (SELECT dept FROM dept WHERE dname = 'x')", True),
+    ("WITH x AS (SELECT name, dept FROM emp) SELECT x.name, d.dname FROM x JOIN dept d ON x.dept = d.dept", True),
+    ("SELECT nick FROM other.emp", True),
+    ("SELECT id FROM emp UNION ALL SELECT id FROM other.emp", True),
+    ("SELECT `value` FROM parquet.`/Data/In`", True),
+    ("WITH a AS (SELECT name, dept FROM emp), b AS (SELECT name FROM a) SELECT b.name FROM b", True),
+    # A table that names its database is a table, even where a CTE has its name.
+    ("WITH emp AS (SELECT dept FROM dept) SELECT e.nick, emp.dept FROM other.emp e CROSS JOIN emp", True),
+    # A CTE named like a table, read in its own body: that read is the table.
+    ("WITH emp AS (SELECT name FROM emp WHERE salary > 1) SELECT name FROM emp", False),
+    # Read in an earlier CTE's body, a later CTE's name is a table's.
+    ("WITH a AS (SELECT dname FROM dept), dept AS (SELECT dept FROM emp) SELECT a.dname FROM a", False),
+    # A WITH that is not the query's own: which names it covers takes scopes to tell.
+    ("SELECT t.dept FROM (WITH dept AS (SELECT dept FROM emp) SELECT dept FROM dept) t JOIN dept ON t.dept = dept.dept",
+     False),
+    ("SELECT name FROM (SELECT name FROM emp)", False),  # a derived table with no name
+    ("SELECT id, t FROM emp LATERAL VIEW explode(tags) x AS t", False),
+    ("SELECT * FROM VALUES (1, 'a') AS v(id, name)", False),
+    ("SELECT * FROM sales PIVOT (sum(amount) FOR q IN ('q1', 'q2'))", False),
+    ("SELECT default.emp.name FROM default.emp", False),
+]
+
+
+@pytest.fixture(scope="module")
+def extractor() -> SqlExtractor:
+    x = SqlExtractor()
+    x.run(DDL)
+    return x
+
+
+@pytest.mark.parametrize(("sql", "own"), CASES, ids=[f"case{i}" for i in range(len(CASES))])
+def test_the_table_walk_decides_when_it_is_enough(sql: str, own: bool) -> None:
+    query = normalize_identifiers(sqlglot.parse_one(sql, dialect="spark"), dialect="spark")
+    assert static._qualify_tables(query, "default") is own
+
+
+@pytest.mark.parametrize(("sql", "own"), CASES, ids=[f"case{i}" for i in range(len(CASES))])
+def test_the_table_walk_gives_the_lineage_sqlglots_qualify_tables_gives(
+        sql: str, own: bool, extractor: SqlExtractor, monkeypatch: pytest.MonkeyPatch) -> None:
+    [ours] = extractor.statement(sql)
+    monkeypatch.setattr(static, "_qualify_tables", lambda query, db: False)  # sqlglot's step, always
+    [theirs] = extractor.statement(sql)
+    assert ours.to_dict() == theirs.to_dict()
+    assert ours.columns and not ours.warnings and ours.confidence == 1.0, ours.to_dict()
+
+
+def test_values_in_from_give_named_columns_with_no_source(extractor: SqlExtractor) -> None:
+    [st] = extractor.statement("SELECT v.id, e.name, col1 FROM VALUES (1), (2) AS v(id) JOIN emp e ON e.id = v.id "
+                               "CROSS JOIN VALUES (3)")
+    assert not st.warnings
+    columns = dict(st.columns)
+    assert columns["id"] == () and columns["col1"] == ()
+    assert [(i.table, i.field) for i in columns["name"]] == [("spark_catalog.default.emp", "name")]
+
+
+def test_a_table_in_another_database_keeps_it(extractor: SqlExtractor) -> None:
+    [st] = extractor.statement("SELECT e.nick, d.name FROM other.emp e JOIN emp d ON e.id = d.id")
+    assert dict(st.columns)["nick"][0].table == "spark_catalog.other.emp"
+    assert dict(st.columns)["name"][0].table == "spark_catalog.default.emp"
+
+
+def _sqlglot_walk(root: exp.Expression, found: tuple[type, ...], pruned: tuple[type, ...]) -> list[exp.Expression]:
+    return [n for n in root.walk(bfs=False, prune=lambda n: isinstance(n, pruned)) if isinstance(n, found)]
+
+
+@pytest.mark.parametrize(("found", "pruned"), [
+    ((exp.Column,), ()),
+    ((exp.Column, exp.Subquery), (exp.Column, exp.Subquery)),
+    ((exp.Binary,), (exp.Column, exp.Literal)),
+    ((exp.Table, exp.With, exp.Subquery), (exp.Table,)),
+])
+def test_the_finder_finds_what_sqlglots_walk_finds_in_the_same_order(found: tuple, pruned: tuple) -> None:
+    finder = static._Finder(found, pruned)
+    nodes = 0
+    for _, sql in tpcds_queries():
+        tree = sqlglot.parse_one(sql, dialect="spark")
+        expected = _sqlglot_walk(tree, found, pruned)
+        assert [id(n) for n in finder(tree)] == [id(n) for n in expected]
+        nodes += len(expected)
+    assert nodes > 1000  # the queries have plenty of each

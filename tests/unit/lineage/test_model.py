@@ -1,0 +1,193 @@
+"""lineage/model.py: the airflow-lineage/1 document and how subtypes compose."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import FrozenInstanceError
+
+import pytest
+
+from airflow_lineage_provider.lineage.model import (
+    AGGREGATION,
+    CONDITIONAL,
+    DIRECT,
+    FILTER,
+    FORMAT,
+    IDENTITY,
+    INDIRECT,
+    JOIN,
+    TRANSFORMATION,
+    ColumnInput,
+    Dataset,
+    LineageReport,
+    StatementLineage,
+    stronger,
+)
+from airflow_lineage_provider.lineage.plan import resolve
+from tests.helpers import plan_record
+
+ORDERS = Dataset(namespace="hdfs://nn:8020", name="/wh/orders", table="spark_catalog.shop.orders")
+USERS = Dataset(namespace="s3://lake", name="raw/users", table=None)
+DAILY = Dataset(namespace="file", name="/wh/daily", table="spark_catalog.shop.daily", mode="overwrite")
+
+WRITE = StatementLineage(
+    index=3,
+    sql="INSERT OVERWRITE daily SELECT ...",
+    method="plan",
+    confidence=0.5,
+    target=DAILY,
+    inputs=(ORDERS, USERS),
+    columns=(
+        ("day", (ColumnInput("spark_catalog.shop.orders", "ts", DIRECT, TRANSFORMATION, "to_date(o.ts)"),)),
+        ("total", (ColumnInput("spark_catalog.shop.orders", "amount", DIRECT, AGGREGATION, "sum(o.amount)"),)),
+        ("email_hash", (ColumnInput("/raw/users", "email", DIRECT, TRANSFORMATION, "md5(u.email)", True),)),
+        ("batch", ()),
+    ),
+    indirect=(
+        ColumnInput("spark_catalog.shop.orders", "status", INDIRECT, FILTER),
+        ColumnInput("spark_catalog.shop.orders", "user_id", INDIRECT, JOIN),
+        ColumnInput("/raw/users", "vip", INDIRECT, CONDITIONAL, masking=True),
+    ),
+    warnings=("unknown plan node Foo: lineage passed through on a best-effort basis",),
+)
+QUERY = StatementLineage(index=4, sql="SELECT 1", method="none", confidence=0.0, target=None)
+REPORT = LineageReport(statements=(WRITE, QUERY), warnings=("statement 5 failed",))
+
+
+def test_statement_to_dict_exact():
+    assert QUERY.to_dict() == {
+        "index": 4,
+        "sql": "SELECT 1",
+        "method": "none",
+        "confidence": 0.0,
+        "target": None,
+        "inputs": [],
+        "columns": {},
+        "indirect": [],
+        "warnings": [],
+    }
+
+
+def test_write_to_dict_shape():
+    d = WRITE.to_dict()
+    assert d["target"] == {"table": "spark_catalog.shop.daily", "namespace": "file", "name": "/wh/daily",
+                           "mode": "overwrite"}
+    # No mode: the key is left out.
+    assert d["inputs"] == [
+        {"table": "spark_catalog.shop.orders", "namespace": "hdfs://nn:8020", "name": "/wh/orders"},
+        {"table": None, "namespace": "s3://lake", "name": "raw/users"},
+    ]
+    assert list(d["columns"]) == ["day", "total", "email_hash", "batch"]
+    assert d["columns"]["total"] == [{"table": "spark_catalog.shop.orders", "field": "amount", "type": "DIRECT",
+                                      "subtype": "AGGREGATION", "expression": "sum(o.amount)", "masking": False}]
+    assert d["columns"]["batch"] == []
+    # An indirect input has no expression.
+    assert d["indirect"][2] == {"table": "/raw/users", "field": "vip", "type": "INDIRECT",
+                                "subtype": "CONDITIONAL", "masking": True}
+
+
+def test_report_format_key():
+    d = REPORT.to_dict()
+    assert d["format"] == FORMAT == "airflow-lineage/1"
+    assert d["warnings"] == ["statement 5 failed"]
+    assert [s["index"] for s in d["statements"]] == [3, 4]
+
+
+def test_report_without_warnings_omits_the_key():
+    assert LineageReport(statements=(QUERY,)).to_dict() == {"format": "airflow-lineage/1",
+                                                             "statements": [QUERY.to_dict()]}
+
+
+@pytest.mark.parametrize("statement", [WRITE, QUERY], ids=["write", "query"])
+def test_statement_round_trip(statement):
+    assert StatementLineage.from_dict(statement.to_dict()) == statement
+
+
+def test_report_round_trip():
+    assert LineageReport.from_dict(REPORT.to_dict()) == REPORT
+
+
+def test_report_round_trip_through_json():
+    text = REPORT.to_json()
+    assert isinstance(text, str)
+    assert LineageReport.from_dict(json.loads(text)) == REPORT
+    # to_json passes its options to json.dumps.
+    assert json.loads(REPORT.to_json(indent=2, sort_keys=True)) == json.loads(text)
+
+
+def test_extracted_lineage_round_trips_through_json():
+    lineage = resolve.extract(plan_record("seed_join"))
+    report = LineageReport(statements=(lineage,))
+    back = LineageReport.from_dict(json.loads(json.dumps(report.to_dict())))
+    assert back == report
+    assert back.statements[0].column_map["p"] == lineage.column_map["p"]
+
+
+def test_empty_report_round_trip():
+    assert LineageReport.from_dict({"format": FORMAT}) == LineageReport()
+
+
+@pytest.mark.parametrize("document", [
+    {"format": "airflow-lineage/2", "statements": []},
+    {"format": "openlineage", "statements": []},
+    {"statements": []},
+    {},
+])
+def test_from_dict_rejects_other_formats(document):
+    with pytest.raises(ValueError, match="airflow-lineage/1"):
+        LineageReport.from_dict(document)
+
+
+def test_from_dict_defaults():
+    s = StatementLineage.from_dict({"index": 7, "columns": {"c": [{"table": "t", "field": "f"}]}})
+    assert s == StatementLineage(
+        index=7, sql="", method="plan", confidence=1.0, target=None,
+        columns=(("c", (ColumnInput("t", "f", DIRECT, IDENTITY, "", False),)),),
+    )
+
+
+def test_with_warning_appends():
+    report = LineageReport(statements=(QUERY,)).with_warning("a").with_warning("b")
+    assert report.warnings == ("a", "b")
+    assert report.statements == (QUERY,)
+
+
+def test_column_map_and_label():
+    assert WRITE.column_map["day"][0].field == "ts"
+    assert list(WRITE.column_map) == ["day", "total", "email_hash", "batch"]
+    assert ORDERS.label == "spark_catalog.shop.orders"
+    assert USERS.label == "raw/users"
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "expected"),
+    [
+        (IDENTITY, IDENTITY, IDENTITY),
+        (IDENTITY, TRANSFORMATION, TRANSFORMATION),
+        (TRANSFORMATION, IDENTITY, TRANSFORMATION),
+        (TRANSFORMATION, TRANSFORMATION, TRANSFORMATION),
+        (IDENTITY, AGGREGATION, AGGREGATION),
+        (AGGREGATION, IDENTITY, AGGREGATION),
+        (TRANSFORMATION, AGGREGATION, AGGREGATION),
+        (AGGREGATION, TRANSFORMATION, AGGREGATION),
+        (AGGREGATION, AGGREGATION, AGGREGATION),
+        # A subtype outside the direct ranking counts as a transformation: it beats identity,
+        # loses to aggregation, and on a tie the first argument is kept.
+        ("SOMETHING", IDENTITY, "SOMETHING"),
+        (IDENTITY, "SOMETHING", "SOMETHING"),
+        ("SOMETHING", AGGREGATION, AGGREGATION),
+        (TRANSFORMATION, "SOMETHING", TRANSFORMATION),
+        ("SOMETHING", TRANSFORMATION, "SOMETHING"),
+    ],
+)
+def test_stronger(first, then, expected):
+    assert stronger(first, then) == expected
+
+
+def test_make_builds_the_same_column_input_as_the_constructor():
+    args = ("spark_catalog.demo.ods_users", "name", "DIRECT", "TRANSFORMATION", "upper(name)", True)
+    made, built = ColumnInput.make(*args), ColumnInput(*args)
+    assert made == built and hash(made) == hash(built) and repr(made) == repr(built)
+    assert made.to_dict() == built.to_dict() and not made < built and not built < made
+    with pytest.raises(FrozenInstanceError):
+        made.field = "other"  # type: ignore[misc]

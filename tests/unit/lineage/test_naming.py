@@ -1,0 +1,136 @@
+"""lineage/naming.py: OpenLineage dataset names for storage URIs and catalog tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from airflow_lineage_provider.lineage.model import Dataset
+from airflow_lineage_provider.lineage.naming import from_jdbc, from_location, jdbc_name, split_uri, table_name
+
+
+@pytest.mark.parametrize(
+    ("uri", "namespace", "name"),
+    [
+        ("file:/a/b", "file", "/a/b"),
+        ("file:///a/b/", "file", "/a/b"),
+        ("file:/", "file", "/"),
+        ("/a/b", "file", "/a/b"),
+        ("/a/b/", "file", "/a/b"),
+        ("/", "file", "/"),
+        ("hdfs://nn:8020/wh/t", "hdfs://nn:8020", "/wh/t"),
+        ("hdfs://nn:8020/wh/t/", "hdfs://nn:8020", "/wh/t"),
+        ("hdfs://nn:8020", "hdfs://nn:8020", "/"),
+        ("HDFS://nn:8020/x", "hdfs://nn:8020", "/x"),
+        ("hdfs://someone@nn:8020/x", "hdfs://nn:8020", "/x"),
+        ("s3a://bucket/key/part", "s3://bucket", "key/part"),
+        ("s3n://bucket/key/", "s3://bucket", "key"),
+        ("s3://bucket/k", "s3://bucket", "k"),
+        ("s3://user:secret@bucket/k", "s3://bucket", "k"),
+        ("s3a://AKIA:s3cr3t@bucket/data", "s3://bucket", "data"),
+        ("gs://bucket/p/q/", "gs://bucket", "p/q"),
+    ],
+)
+def test_split_uri(uri, namespace, name):
+    assert split_uri(uri) == (namespace, name)
+
+
+@pytest.mark.parametrize("uri", ["s3://user:secret@bucket/k", "s3a://AKIA:s3cr3t@bucket/data",
+                                 "hdfs://someone:pw@nn:8020/x"])
+def test_credentials_never_kept(uri):
+    namespace, name = split_uri(uri)
+    assert "secret" not in namespace + name and "s3cr3t" not in namespace + name
+    assert "@" not in namespace and "pw" not in namespace
+
+
+@pytest.mark.parametrize(
+    ("uri", "namespace", "name"),
+    [
+        # OpenLineage's naming spec: abfss://{container}@{service}.dfs.core.windows.net, name {path};
+        # the part before "@" is the container, not a credential.
+        ("abfss://data@acct.dfs.core.windows.net/wh/t", "abfss://data@acct.dfs.core.windows.net", "wh/t"),
+        ("wasbs://data@acct.blob.core.windows.net/wh/t", "wasbs://data@acct.blob.core.windows.net", "wh/t"),
+    ],
+    ids=["abfss", "wasbs"],
+)
+def test_split_uri_azure_keeps_container(uri, namespace, name):
+    assert split_uri(uri) == (namespace, name)
+
+
+def test_from_location_without_location_uses_catalog_name():
+    assert from_location(None, table="spark_catalog.demo.t", mode="create") == Dataset(
+        namespace="spark_catalog", name="spark_catalog.demo.t", table="spark_catalog.demo.t", mode="create"
+    )
+
+
+@pytest.mark.parametrize("location", [None, ""])
+def test_from_location_with_nothing_known(location):
+    assert from_location(location) == Dataset(namespace="spark_catalog", name="unknown", table=None, mode=None)
+
+
+def test_from_location_with_location():
+    assert from_location("s3a://lake/wh/t/", table="spark_catalog.db.t", mode="append") == Dataset(
+        namespace="s3://lake", name="wh/t", table="spark_catalog.db.t", mode="append"
+    )
+
+
+@pytest.mark.parametrize(
+    ("identifier", "expected"),
+    [
+        ({"table": "T", "database": "Demo", "catalog": "spark_catalog"}, "spark_catalog.demo.t"),
+        ({"table": "t", "database": "db"}, "spark_catalog.db.t"),
+        ({"table": "t"}, "spark_catalog.default.t"),
+        ({"table": "t", "database": None, "catalog": None}, "spark_catalog.default.t"),
+        ({"table": "t", "database": "d", "catalog": "cat"}, "cat.d.t"),
+        ({"table": ""}, None),
+        ({}, None),
+        (None, None),
+        ("spark_catalog.db.t", None),
+    ],
+)
+def test_table_name(identifier, expected):
+    assert table_name(identifier) == expected
+
+
+# -- JDBC: named by OpenLineage's naming spec ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "table", "namespace", "name"),
+    [
+        ("jdbc:postgresql://db.example.com:5433/shop", "public.orders", "postgres://db.example.com:5433",
+         "shop.public.orders"),
+        # default port and default schema of the system
+        ("jdbc:postgresql://db.example.com/shop", "orders", "postgres://db.example.com:5432", "shop.public.orders"),
+        ("jdbc:postgresql://u:pw@DB:5432/shop?ssl=true&password=x", "s.t", "postgres://db:5432", "shop.s.t"),
+        ("jdbc:mysql://h/shop?user=a&password=b", "orders", "mysql://h:3306", "shop.orders"),
+        ("jdbc:mariadb://h:3307/shop", "orders", "mysql://h:3307", "shop.orders"),
+        ("jdbc:sqlserver://h:1433;databaseName=shop;user=a;password=b", "orders", "sqlserver://h:1433",
+         "shop.dbo.orders"),
+        ("jdbc:oracle:thin:scott/tiger@//h:1521/ORCL", "hr.emp", "oracle://h:1521", "ORCL.hr.emp"),
+        ("jdbc:oracle:thin:@h:1521:XE", "emp", "oracle://h:1521", "XE.emp"),
+        ("jdbc:redshift://c1.eu-west-1.redshift.amazonaws.com:5439/dev", "sales",
+         "redshift://c1.eu-west-1:5439", "dev.public.sales"),
+        ("jdbc:trino://h:8080/hive/sales?password=x", "orders", "trino://h:8080", "hive.sales.orders"),
+        ("jdbc:db2://h:50000/BLU", "s.t", "db2://h:50000", "BLU.s.t"),
+        # generic rule: scheme://host:port and database.table
+        ("jdbc:vertica://h:5433/db?user=u&password=p", "t", "vertica://h:5433", "db.t"),
+        # an embedded database has no server: the database file is the source
+        ("jdbc:derby:/tmp/x/db;create=true;user=a;password=b", "APP.T", "derby:/tmp/x/db", "APP.T"),
+        ("jdbc:h2:mem:test", "t", "h2:mem:test", "t"),
+    ],
+)
+def test_jdbc_names_follow_the_openlineage_spec(url, table, namespace, name):
+    assert jdbc_name(url, table) == (namespace, name)
+
+
+def test_a_query_read_keeps_its_text():
+    assert jdbc_name("jdbc:postgresql://h/shop", "SELECT id,\n  city FROM customers") == (
+        "postgres://h:5432", "shop.SELECT id, city FROM customers")
+
+
+def test_dataset_label_is_the_catalog_name_or_the_openlineage_uri():
+    d = from_jdbc("jdbc:postgresql://h:5432/shop?password=pw", "public.orders", mode="append")
+    assert (d.namespace, d.name, d.table, d.mode) == (
+        "postgres://h:5432", "shop.public.orders", "postgres://h:5432/shop.public.orders", "append")
+    assert from_jdbc("jdbc:postgresql://h/shop", "public.orders", catalog_name="pg.public.orders").table == \
+        "pg.public.orders"

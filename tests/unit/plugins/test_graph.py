@@ -1,0 +1,195 @@
+"""plugins/graph.py: lineage documents of one or many tasks -> the graph the UI draws."""
+
+from __future__ import annotations
+
+from airflow_lineage_provider.lineage.model import (
+    AGGREGATION,
+    DIRECT,
+    IDENTITY,
+    INDIRECT,
+    JOIN,
+    TRANSFORMATION,
+    ColumnInput,
+    Dataset,
+    LineageReport,
+    StatementLineage,
+)
+from airflow_lineage_provider.plugins.graph import TaskLineage, build_graph, impact
+
+T = "spark_catalog.default."
+
+
+def ds(table: str, path: str | None = None) -> Dataset:
+    return Dataset(namespace="file", name=path or f"/wh/{table.rsplit('.', 1)[-1]}", table=T + table if table else None)
+
+
+def stmt(index: int, target: Dataset | None, inputs: tuple[Dataset, ...], columns: dict[str, list[ColumnInput]],
+         indirect: tuple[ColumnInput, ...] = ()) -> StatementLineage:
+    return StatementLineage(index=index, sql=f"-- {index}", method="plan", confidence=1.0, target=target,
+                            inputs=inputs, columns=tuple((c, tuple(s)) for c, s in columns.items()), indirect=indirect)
+
+
+def col(table: str, field: str, subtype: str = IDENTITY, expression: str = "") -> ColumnInput:
+    return ColumnInput(table, field, DIRECT, subtype, expression or field)
+
+
+def task(task_id: str, *statements: StatementLineage, map_index: int = -1) -> TaskLineage:
+    return TaskLineage(task_id, map_index, LineageReport(tuple(statements)))
+
+
+def table_by_label(graph: dict, label: str) -> dict:
+    [table] = [t for t in graph["tables"] if t["label"] == label]
+    return table
+
+
+def edge_set(graph: dict) -> set[tuple[str, str, str, str, str]]:
+    labels = {t["id"]: t["label"] for t in graph["tables"]}
+    return {(labels[e["source"]], e["source_column"], labels[e["target"]], e["target_column"], e["subtype"])
+            for e in graph["edges"]}
+
+
+# The demo's two seed statements, then its bare SELECT.
+SEED = task(
+    "build_dwd_users",
+    stmt(0, ds("dwd_users"), (ds("ods_users"),), {
+        "id": [col(T + "ods_users", "id")],
+        "birthday": [col(T + "ods_users", "birthday")],
+        "p": [col(T + "ods_users", "birthday", TRANSFORMATION, "date_format(birthday, 'yyyyMMdd')")],
+    }),
+    stmt(1, ds("dwd_users"), (ds("dim_company"), ds("ods_users")), {
+        "id": [col(T + "ods_users", "id")],
+        "name": [col(T + "ods_users", "name", TRANSFORMATION, "concat(a.name, b.company_name)"),
+                 col(T + "dim_company", "company_name", TRANSFORMATION, "concat(a.name, b.company_name)")],
+        "birthday": [col(T + "ods_users", "birthday")],
+        "p": [col(T + "ods_users", "birthday", TRANSFORMATION, "date_format(a.birthday, 'yyyyMMdd')")],
+    }, indirect=(ColumnInput(T + "dim_company", "user_id", INDIRECT, JOIN), ColumnInput(T + "ods_users", "id", INDIRECT, JOIN))),
+    stmt(2, None, (ds("dwd_users"),), {"p": [col(T + "dwd_users", "p")], "users": []}),
+)
+
+
+def test_tables_are_nodes_with_written_columns_first_then_read_ones():
+    g = build_graph([SEED])
+    assert [t["label"] for t in g["tables"]] == [
+        T + "dwd_users", T + "ods_users", T + "dim_company", "query result: build_dwd_users statement 3"]
+    assert table_by_label(g, T + "dwd_users")["columns"] == ["id", "birthday", "p", "name"]
+    assert table_by_label(g, T + "ods_users")["columns"] == ["id", "birthday", "name"]
+    assert table_by_label(g, T + "dim_company")["columns"] == ["company_name", "user_id"]
+    result = table_by_label(g, "query result: build_dwd_users statement 3")
+    assert result["kind"] == "result" and result["columns"] == ["p", "users"]
+    assert table_by_label(g, T + "ods_users")["namespace"] == "file"
+
+
+def test_one_edge_per_column_pair_with_every_statement_as_a_step():
+    g = build_graph([SEED])
+    assert edge_set(g) == {
+        (T + "ods_users", "id", T + "dwd_users", "id", IDENTITY),
+        (T + "ods_users", "birthday", T + "dwd_users", "birthday", IDENTITY),
+        (T + "ods_users", "birthday", T + "dwd_users", "p", TRANSFORMATION),
+        (T + "ods_users", "name", T + "dwd_users", "name", TRANSFORMATION),
+        (T + "dim_company", "company_name", T + "dwd_users", "name", TRANSFORMATION),
+        (T + "dwd_users", "p", "query result: build_dwd_users statement 3", "p", IDENTITY),
+    }
+    [p_edge] = [e for e in g["edges"] if e["target_column"] == "p" and e["source_column"] == "birthday"]
+    assert [(s["statement"], s["expression"]) for s in p_edge["steps"]] == [
+        (0, "date_format(birthday, 'yyyyMMdd')"), (1, "date_format(a.birthday, 'yyyyMMdd')")]
+    assert all(s["task_id"] == "build_dwd_users" for s in p_edge["steps"])
+
+
+def test_edge_subtype_is_the_strongest_of_its_steps():
+    g = build_graph([task("t",
+                          stmt(0, ds("out"), (ds("src"),), {"x": [col(T + "src", "a")]}),
+                          stmt(1, ds("out"), (ds("src"),), {"x": [col(T + "src", "a", AGGREGATION, "sum(a)")]}))])
+    [edge] = g["edges"]
+    assert edge["subtype"] == AGGREGATION
+    assert [s["subtype"] for s in edge["steps"]] == [IDENTITY, AGGREGATION]
+
+
+def test_indirect_inputs_point_at_the_target_table_and_name_the_columns_they_influence():
+    g = build_graph([SEED])
+    ids = {t["label"]: t["id"] for t in g["tables"]}
+    by_source = {(e["source"], e["source_column"]): e for e in g["indirect"]}
+    join = by_source[(ids[T + "dim_company"], "user_id")]
+    assert join["target"] == ids[T + "dwd_users"]
+    assert join["subtypes"] == [JOIN]
+    assert join["target_columns"] == ["id", "name", "birthday", "p"]
+    assert join["steps"] == [{"task_id": "build_dwd_users", "map_index": -1, "statement": 1, "subtype": JOIN}]
+
+
+def test_a_table_written_by_one_task_and_read_by_another_is_one_node():
+    prepare = task("prepare", stmt(0, ds("ods_users"), (), {"birthday": []}))
+    g = build_graph([prepare, SEED])
+    assert [t["label"] for t in g["tables"]].count(T + "ods_users") == 1
+    ods = table_by_label(g, T + "ods_users")
+    assert ods["writers"] == [{"task_id": "prepare", "map_index": -1}]
+    assert ods["readers"] == [{"task_id": "build_dwd_users", "map_index": -1}]
+    # The path continues across tasks: a third task reading dwd_users extends it.
+    report = task("report", stmt(0, ds("rpt"), (ds("dwd_users"),), {"month": [col(T + "dwd_users", "p", TRANSFORMATION, "substr(p, 1, 6)")]}))
+    g = build_graph([prepare, SEED, report])
+    ids = {t["label"]: t["id"] for t in g["tables"]}
+    down = impact(g, ids[T + "ods_users"], "birthday")["downstream"]
+    assert {(t, c, d) for t, c, d in down} == {
+        (ids[T + "dwd_users"], "birthday", 1), (ids[T + "dwd_users"], "p", 1),
+        (ids["query result: build_dwd_users statement 3"], "p", 2), (ids[T + "rpt"], "month", 2)}
+
+
+def test_a_path_read_is_the_table_written_at_that_location():
+    writer = task("w", stmt(0, ds("events", "/data/events"), (ds("raw"),), {"e": [col(T + "raw", "e")]}))
+    path_read = Dataset(namespace="file", name="/data/events")  # read by path: no catalog name
+    reader = task("r", stmt(0, ds("agg"), (path_read,), {"n": [col("/data/events", "e", AGGREGATION, "count(e)")]}))
+    g = build_graph([writer, reader])
+    events = [t for t in g["tables"] if t["name"] == "/data/events"]
+    assert len(events) == 1 and events[0]["label"] == T + "events"
+    assert (T + "events", "e", T + "agg", "n", AGGREGATION) in edge_set(g)
+
+
+def test_same_catalog_name_with_an_unknown_location_joins_the_located_table():
+    static = Dataset(namespace="spark_catalog", name=T + "ods_users", table=T + "ods_users")  # method sql, no location
+    reader = task("static", stmt(0, ds("x"), (static,), {"b": [col(T + "ods_users", "birthday")]}))
+    g = build_graph([SEED, reader])
+    ods = table_by_label(g, T + "ods_users")
+    assert ods["namespace"] == "file" and ods["name"] == "/wh/ods_users"
+
+
+def test_mapped_tasks_get_one_result_node_each_and_keep_their_map_index_in_steps():
+    docs = [task("m", stmt(0, None, (ds("src"),), {"v": [col(T + "src", "v")]}), map_index=i) for i in (0, 1)]
+    g = build_graph(docs)
+    assert sorted(t["label"] for t in g["tables"] if t["kind"] == "result") == [
+        "query result: m[0] statement 1", "query result: m[1] statement 1"]
+    assert sorted(s["map_index"] for e in g["edges"] for s in e["steps"]) == [0, 1]
+
+
+def test_impact_walks_upstream_and_downstream_and_survives_cycles():
+    loop = task("loop", stmt(0, ds("t"), (ds("t"),), {"a": [col(T + "t", "a", TRANSFORMATION, "a + 1")]}))
+    g = build_graph([SEED, loop])
+    ids = {t["label"]: t["id"] for t in g["tables"]}
+    up = impact(g, ids[T + "dwd_users"], "name")["upstream"]
+    assert {(t, c) for t, c, _ in up} == {(ids[T + "ods_users"], "name"), (ids[T + "dim_company"], "company_name")}
+    assert impact(g, ids[T + "t"], "a") == {"upstream": [], "downstream": []}
+
+
+def test_impact_follows_indirect_inputs_only_when_asked():
+    g = build_graph([SEED])
+    ids = {t["label"]: t["id"] for t in g["tables"]}
+    assert impact(g, ids[T + "dim_company"], "user_id")["downstream"] == []
+    down = impact(g, ids[T + "dim_company"], "user_id", indirect=True)["downstream"]
+    assert {c for t, c, d in down if t == ids[T + "dwd_users"] and d == 1} == {"id", "name", "birthday", "p"}
+
+
+def test_table_edges_summarise_column_edges_and_indirect_only_links():
+    g = build_graph([SEED])
+    labels = {t["id"]: t["label"] for t in g["tables"]}
+    summary = {(labels[e["source"]], labels[e["target"]]): (e["columns"], e["indirect"], e["subtype"]) for e in g["table_edges"]}
+    assert summary[(T + "ods_users", T + "dwd_users")] == (4, 1, TRANSFORMATION)
+    assert summary[(T + "dim_company", T + "dwd_users")] == (1, 1, TRANSFORMATION)
+
+
+def test_task_summaries_keep_sql_method_and_warnings():
+    report = LineageReport((stmt(0, ds("a"), (), {}),), warnings=("plan capture failed",))
+    g = build_graph([TaskLineage("t", -1, report)])
+    assert g["tasks"] == [{"task_id": "t", "map_index": -1, "warnings": ["plan capture failed"], "statements": [
+        {"index": 0, "sql": "-- 0", "method": "plan", "confidence": 1.0, "target": T + "a",
+         "target_table": g["tables"][0]["id"], "warnings": []}]}]
+
+
+def test_no_documents_is_an_empty_graph():
+    assert build_graph([]) == {"tables": [], "edges": [], "indirect": [], "table_edges": [], "tasks": []}
