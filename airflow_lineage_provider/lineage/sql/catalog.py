@@ -12,8 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from airflow_lineage_provider.lineage.model import SPARK_CATALOG
+from airflow_lineage_provider.lineage.model import SPARK_CATALOG, ColumnInput, Dataset, Origin
 from airflow_lineage_provider.lineage.schema_cache import SchemaCache
+
+
+@dataclass
+class ViewLineage:
+    """A view defined in the script: its columns' origins, and what its rows depend on."""
+
+    columns: dict[str, frozenset[Origin]]
+    indirect: frozenset[ColumnInput]
+    inputs: dict[str, Dataset]
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass

@@ -1,0 +1,156 @@
+"""The statement's indirect inputs: the columns its conditions read.
+
+Joins, filters, group/sort/window keys, CASE/IF conditions, set operations' right sides:
+each becomes an INDIRECT input with its subtype. A mixin of the scope resolver (``scope.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from sqlglot import exp
+from sqlglot.optimizer.scope import Scope
+
+from airflow_lineage_provider.lineage.model import (
+    CONDITIONAL,
+    FILTER,
+    GROUP_BY,
+    INDIRECT,
+    JOIN,
+    SORT,
+    WINDOW,
+    ColumnInput,
+    Origin,
+)
+from airflow_lineage_provider.lineage.sql.render import _Finder
+from airflow_lineage_provider.lineage.sql.roles import _collect, _Ref
+from airflow_lineage_provider.lineage.sql.shared import _Src
+
+# Inside a condition, what is not read as plain columns: queries, and grouping-id bits.
+_NESTED = (exp.Subquery, exp.Select, exp.SetOperation, exp.Grouping, exp.GroupingId)
+_CONDITION_PARTS = _Finder((exp.Column, *_NESTED), (exp.Column, *_NESTED))
+
+
+class _Conditions:
+    """Notes the indirect inputs of every scope of a query."""
+
+
+    def _note_indirect(self, scope: Scope) -> None:
+        e = scope.expression
+        if isinstance(e, (exp.Intersect, exp.Except)) and len(scope.set_operation_scopes) > 1:
+            right = scope.set_operation_scopes[1]
+            for i, name in enumerate(self.outputs(right)):
+                self._add_indirect(self.resolve(right, name, i), FILTER)
+        if isinstance(e, exp.SetOperation):
+            order = e.args.get("order")
+            if order is not None:
+                for col in order.find_all(exp.Column):
+                    if col.name in self.outputs(scope):
+                        self._add_indirect(self.resolve(scope, col.name), SORT)
+            return
+        if not isinstance(e, exp.Select):
+            return
+        where = e.args.get("where")
+        if where is not None:
+            self._indirect_expr(scope, where.this, FILTER)
+        for j in e.args.get("joins") or []:
+            on = j.args.get("on")
+            if on is not None:
+                kind = str(j.args.get("kind") or "").upper()
+                self._indirect_expr(scope, on, FILTER if kind in ("SEMI", "ANTI") else JOIN)
+        group = e.args.get("group")
+        if group is not None:
+            self._indirect_expr(scope, group, GROUP_BY)
+        having = e.args.get("having")
+        if having is not None:
+            self._indirect_expr(scope, having.this, FILTER)
+        qual = e.args.get("qualify")
+        if qual is not None:
+            self._indirect_expr(scope, qual.this, FILTER)
+        for key in ("order", "sort", "cluster"):
+            node = e.args.get(key)
+            if node is not None:
+                self._indirect_expr(scope, node, SORT)
+        for p in e.expressions:  # the projections no output column led to (most were noted on the way)
+            if id(p) in self._noted:
+                continue
+            if isinstance(p.this if isinstance(p, exp.Alias) else p, (exp.Column, exp.Literal)):
+                continue  # nothing in it can be a window or a condition
+            refs: list[_Ref] = []
+            subs: list[exp.Expression] = []
+            _collect(p, refs, subs, False, False, False, False)
+            self._note_projection(scope, p, refs, subs)
+        for src in self.sources(scope).values():
+            if src.kind == "pivot":
+                self._pivot_indirect(src)
+
+    def _note_projection(self, scope: Scope, proj: exp.Expression, refs: list[_Ref],
+                         subs: list[exp.Expression]) -> None:
+        """A projection's CASE/IF conditions and window keys: indirect inputs of the statement,
+        whether or not an output column reads the projection (Spark's plan keeps them all)."""
+        self._noted.add(id(proj))
+        for ref in refs:
+            if ref.conditional:
+                self._add_indirect(self._condition_column(scope, ref.column), CONDITIONAL)
+        for w in subs:
+            if isinstance(w, exp.Window):
+                for part in w.args.get("partition_by") or []:
+                    self._indirect_expr(scope, part, WINDOW)
+                if w.args.get("order") is not None:
+                    self._indirect_expr(scope, w.args["order"], WINDOW)
+
+    def _pivot_indirect(self, src: _Src) -> None:
+        pivot: exp.Pivot = src.node
+        keep, names, values = self._pivot_parts(src)
+        scope = src.outer_scope
+        if pivot.args.get("unpivot"):
+            if pivot.args.get("include_nulls"):
+                return
+            for f in pivot.args.get("fields") or []:
+                for c in f.find_all(exp.Column):
+                    self._add_indirect(self.source_column(scope, src.inner, c.name), FILTER)
+            return
+        for c in keep + names:
+            self._add_indirect(self.source_column(scope, src.inner, c), GROUP_BY)
+        for c in names:
+            self._add_indirect(self.source_column(scope, src.inner, c), CONDITIONAL)
+
+    def _condition_column(self, scope: Scope, col: exp.Column, select_first: bool = False) -> frozenset[Origin]:
+        """A column read by a condition; ORDER BY sees the select list first, other clauses its sources."""
+        if not col.table and col.name in self.projections(scope) and (select_first or not self._owned(scope, col.name)):
+            proj = self.projections(scope)[col.name]
+            inner = proj.this if isinstance(proj, exp.Alias) else proj
+            if not (isinstance(inner, exp.Column) and inner.name == col.name and not inner.table):
+                return self.expression_origins(scope, proj)
+        return self.column_origins(scope, col)
+
+    def _owned(self, scope: Scope, name: str) -> bool:
+        for src in self.sources(scope).values():
+            names = self._source_outputs(src)
+            if names is not None and name.lower() in (n.lower() for n in names):
+                return True
+        return False
+
+    def _indirect_expr(self, scope: Scope, node: exp.Expression, subtype: str) -> None:
+        """Columns a condition reads. A query inside it gives its outputs and is not entered: its own
+        conditions are its own scope's (walking into it would read each nested query twice)."""
+        select_first = subtype == SORT
+        for n in _CONDITION_PARTS(node):
+            if isinstance(n, exp.Column):
+                if not isinstance(n.this, exp.Star):
+                    self._add_indirect(self._condition_column(scope, n, select_first), subtype)
+            elif isinstance(n, (exp.Subquery, exp.Select, exp.SetOperation)):
+                child = self.scope_of.get(id(n.this if isinstance(n, exp.Subquery) else n))
+                if child is not None:
+                    for i, name in enumerate(self.outputs(child)):
+                        if name != "*":
+                            self._add_indirect(self.resolve(child, name, i), subtype)
+            # Grouping / GroupingId (pruned too): a bit of the grouping id, no source column.
+
+    def _add_indirect(self, origins: Iterable[Origin], subtype: str) -> None:
+        seen = self._indirect_seen
+        for o in origins:
+            key = (o.table, o.field, subtype, o.masking)
+            if key not in seen:  # conditions name the same columns again and again: build each input once
+                seen.add(key)
+                self.result.indirect.add(ColumnInput.make(o.table, o.field, INDIRECT, subtype, "", o.masking))

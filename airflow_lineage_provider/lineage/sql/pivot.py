@@ -1,0 +1,76 @@
+"""PIVOT and UNPIVOT: which input columns an output column of a pivoted relation comes from.
+
+A mixin of the scope resolver (``scope.py``): it reads the resolver's sources and memos.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from airflow_lineage_provider.lineage.model import Origin, stronger
+from airflow_lineage_provider.lineage.sql.roles import _collect, _Ref
+from airflow_lineage_provider.lineage.sql.shared import _Src
+
+
+class _Pivots:
+    """Pivot and unpivot columns, and the pivot's indirect inputs."""
+
+
+    def _pivot_parts(self, src: _Src) -> tuple[list[str], list[str], list[str]]:
+        """(kept input columns, pivot/name columns, value columns) of a pivot or unpivot."""
+        pivot: exp.Pivot = src.node
+        inner = self._source_outputs(src.inner) or []
+        field_in = pivot.args.get("fields") or []
+        if pivot.args.get("unpivot"):
+            used = {c.name.lower() for f in field_in for c in f.find_all(exp.Column)}
+            names = [f.this.name for f in field_in if isinstance(f, exp.In)]
+            values = [e.name for e in pivot.expressions]
+            return [c for c in inner if c.lower() not in used], names, values
+        used = {c.name.lower() for e in pivot.expressions for c in e.find_all(exp.Column)}
+        pivot_cols = {c.name.lower() for f in field_in if isinstance(f, exp.In) for c in f.this.find_all(exp.Column)}
+        keep = [c for c in inner if c.lower() not in used and c.lower() not in pivot_cols]
+        values = [c.name for c in pivot.args.get("columns") or []]
+        return keep, sorted(pivot_cols), values
+
+    def _pivot_outputs(self, src: _Src) -> list[str] | None:
+        if self._source_outputs(src.inner) is None:
+            return None
+        keep, names, values = self._pivot_parts(src)
+        if src.node.args.get("unpivot"):
+            return keep + names + values
+        return keep + values
+
+    def _pivot_column(self, src: _Src, name: str) -> frozenset[Origin]:
+        pivot: exp.Pivot = src.node
+        keep, names, values = self._pivot_parts(src)
+        scope = src.outer_scope
+        lower = name.lower()
+        if pivot.args.get("unpivot"):
+            if lower in (n.lower() for n in names):
+                return frozenset()
+            if lower in (v.lower() for v in values):
+                pos = [v.lower() for v in values].index(lower)
+                out: set[Origin] = set()
+                for f in pivot.args.get("fields") or []:
+                    for item in f.expressions:
+                        cols = item.expressions if isinstance(item, exp.Tuple) else [item]
+                        if pos < len(cols):
+                            for c in cols[pos].find_all(exp.Column):
+                                out |= self.source_column(scope, src.inner, c.name)
+                return frozenset(out)
+            return self.source_column(scope, src.inner, name)
+        if lower in (v.lower() for v in values):
+            aggs = pivot.expressions
+            pos = [v.lower() for v in values].index(lower)
+            agg = aggs[pos % len(aggs)] if aggs else None
+            if agg is None:
+                return frozenset()
+            refs: list[_Ref] = []
+            _collect(agg.this if isinstance(agg, exp.Alias) else agg, refs, [], False, False, False, False)
+            text = self.render(agg.this if isinstance(agg, exp.Alias) else agg)
+            out = set()
+            for ref in refs:
+                for o in self.source_column(scope, src.inner, ref.column.name):
+                    out.add(Origin(o.table, o.field, stronger(ref.subtype, o.subtype), text, o.masking or ref.masking))
+            return frozenset(out)
+        return self.source_column(scope, src.inner, name)

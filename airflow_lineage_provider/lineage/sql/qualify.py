@@ -1,0 +1,161 @@
+"""Before resolution: a parsed statement qualified the way sqlglot's ``qualify`` does, step by step.
+
+sqlglot's ``qualify`` steps that are of no use here (validation, quoting, dot-part recovery)
+are skipped, and its table step is mostly done by one walk of our own (``_qualify_tables``).
+What qualify would lose is read first (``_prepare``): output names as written, USING /
+NATURAL joins, the case of file paths.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+from sqlglot.optimizer.qualify_columns import qualify_columns
+from sqlglot.optimizer.qualify_tables import qualify_tables
+from sqlglot.schema import MappingSchema
+
+from airflow_lineage_provider.lineage.model import SPARK_CATALOG
+from airflow_lineage_provider.lineage.sql.render import _SPARK, _Finder
+
+_FILE_FORMATS = frozenset({"parquet", "orc", "json", "csv", "text", "avro", "delta", "binaryfile"})
+
+
+def qualify(query: exp.Expression, sql: str, db: str, schema: MappingSchema
+            ) -> tuple[exp.Expression, dict[str, str], dict[int, str]]:
+    """(qualified query, output names as written, USING joins) of a parsed query of ``sql``."""
+    # The pre-pass looks for path reads (backquoted) and USING / NATURAL joins: most statements
+    # have neither, which plain substring tests tell far faster than a regular expression.
+    text = sql.lower()
+    names, using = _prepare(query, walk="`" in text or "using" in text or "natural" in text)
+    # sqlglot's qualify, step by step: the steps it takes for validation, quoting and dot-part
+    # recovery are of no use here, and its table step is mostly done by one walk of our own.
+    query = normalize_identifiers(query, dialect=_SPARK)
+    if not _qualify_tables(query, db):
+        query = qualify_tables(query, db=db, catalog=SPARK_CATALOG, dialect=_SPARK)
+    return qualify_columns(query, schema), names, using
+
+
+def _prepare(query: exp.Expression, walk: bool = True) -> tuple[dict[str, str], dict[int, str]]:
+    """One walk over the query before qualify changes it; returns what qualify would lose.
+
+    - Output names as written (qualify lower-cases identifiers; Spark keeps the case of the name).
+    - Selects joining with USING / NATURAL, and the side whose key Spark outputs (qualify makes
+      it a COALESCE).
+    And it keeps the case of file paths (``parquet.`/Data/In```), the only names Spark does not
+    compare case-insensitively, which qualify would lower-case with the rest. ``walk=False`` when the
+    statement's text has no path read and no USING / NATURAL join: then there is nothing to find.
+    """
+    top = query
+    while isinstance(top, (exp.SetOperation, exp.Subquery)):
+        top = top.this
+    names: dict[str, str] = {}
+    star = False
+    if isinstance(top, exp.Select):
+        for p in top.expressions:
+            name = p.alias if isinstance(p, exp.Alias) else (p.name if isinstance(p, exp.Column) else "")
+            if isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star)):
+                star = True
+            elif name:
+                names.setdefault(name.lower(), name)
+    using: dict[int, str] = {}
+    for node in query.find_all(exp.Table, exp.Join) if walk else ():
+        if isinstance(node, exp.Table):
+            if node.db and node.db.lower() in _FILE_FORMATS and isinstance(node.this, exp.Identifier):
+                node.this.meta["case_sensitive"] = True  # a path: qualify lower-cases every other name
+        elif node.args.get("using") or str(node.args.get("method") or "").upper() == "NATURAL":
+            side = str(node.args.get("side") or "").upper()
+            using[id(node.parent)] = "both" if side == "FULL" else ("right" if side == "RIGHT" else "left")
+    if star:  # names a star brings up from subqueries
+        for alias in top.find_all(exp.Alias):
+            if alias.alias:
+                names.setdefault(alias.alias.lower(), alias.alias)
+    return names, using
+
+
+# Sources sqlglot's qualify_tables gives names or default columns to, or rewrites.
+_TABLE_WORK = (exp.Lateral, exp.Unnest, exp.Values, exp.Pivot, exp.TableFromRows)
+_TABLE_PARTS = _Finder((exp.Table, exp.With, exp.Subquery, exp.Column, *_TABLE_WORK), (exp.Table, exp.Column))
+
+
+def _qualify_tables(query: exp.Expression, db: str) -> bool:
+    """Give every table read its catalog and database, as ``qualify_tables`` does, in one walk.
+
+    ``qualify_tables`` builds the query's scopes to tell tables from CTE references, which cost
+    a tenth of a static extraction. Most queries need nothing else of it: a table whose name
+    no CTE has (or that names its database) is a table, and a bare name a CTE has is that CTE
+    when the only WITH is the query's own and the reference is outside the bodies of that CTE
+    and the ones before it. Returns False when the query needs the rest of ``qualify_tables``
+    (an unnamed derived table, a generator, VALUES, a pivot, a table function, a
+    ``db.table.column`` reference, a CTE name it cannot place), and then leaves the query as
+    it found it. (Unlike ``qualify_tables``, a table keeps no alias it was not given:
+    its name already names it, and new nodes are what this saves.)
+    """
+    if type(query) is exp.Subquery:
+        return False
+    tables: list[exp.Table] = []
+    withs: list[exp.With] = []
+    for node in _TABLE_PARTS(query):
+        kind = type(node)
+        if kind is exp.Table:
+            if type(node.this) is not exp.Identifier or node.args.get("joins") or node.args.get("pivots"):
+                return False
+            tables.append(node)
+        elif kind is exp.Column:
+            if node.args.get("db") is not None:
+                return False
+        elif kind is exp.Subquery:
+            if (not node.alias and isinstance(node.parent, (exp.From, exp.Join))) or not isinstance(
+                    node.this, (exp.Select, exp.SetOperation)):
+                return False
+        elif kind is exp.With:
+            withs.append(node)
+        else:
+            return False
+    ctes = {cte.alias_or_name for w in withs for cte in w.expressions}
+    # A name with no database that a CTE has may be that CTE; every other table is a table.
+    named = [table for table in tables if table.args.get("db") is None and table.name in ctes]
+    if named:
+        # That CTE it is outside the CTE bodies, and in the body of a later CTE of the same WITH; in
+        # its own body or an earlier one it may be a table. Nested WITHs: not told here.
+        if len(withs) > 1 or query.args.get("with_") is not withs[0]:
+            return False
+        defined: dict[str, int] = {}
+        for position, cte in enumerate(withs[0].expressions):
+            defined.setdefault(cte.alias_or_name, position)
+        body_of = {id(cte): position for position, cte in enumerate(withs[0].expressions)}
+        for table in named:
+            body = table.find_ancestor(exp.CTE)
+            if body is not None and body_of[id(body)] <= defined[table.name]:
+                return False
+    db_name, catalog_name = _names(db)
+    references = {id(table) for table in named}
+    for table in tables:
+        if id(table) in references:
+            continue
+        args = table.args
+        if args.get("db") is None:
+            table.set("db", exp.Identifier(this=db_name[0], quoted=db_name[1]))
+        if args.get("catalog") is None:
+            table.set("catalog", exp.Identifier(this=catalog_name[0], quoted=catalog_name[1]))
+    return True
+
+
+_NAMES: dict[str, tuple[tuple[str, bool], tuple[str, bool]]] = {}
+
+
+def _names(db: str) -> tuple[tuple[str, bool], tuple[str, bool]]:
+    """(name, quoted) of the database and catalog identifiers ``qualify_tables`` would give a table."""
+    found = _NAMES.get(db)
+    if found is None:
+        ids = [normalize_identifiers(exp.parse_identifier(name, dialect=_SPARK), dialect=_SPARK)
+               for name in (db, SPARK_CATALOG)]
+        found = _NAMES[db] = ((ids[0].this, bool(ids[0].quoted)), (ids[1].this, bool(ids[1].quoted)))
+    return found
+
+
+def _using_key(node: exp.Coalesce, side: str) -> exp.Expression:
+    """The key column a USING join outputs: the left one, the right one, or (FULL) the coalesce of both."""
+    args = [node.this, *node.expressions]
+    if side == "both" or not all(isinstance(a, exp.Column) for a in args) or len({a.name for a in args}) != 1:
+        return node
+    return args[-1] if side == "right" else args[0]

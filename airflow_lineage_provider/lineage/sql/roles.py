@@ -1,0 +1,132 @@
+"""The role a column plays inside an expression: a value (identity, transformation, aggregation,
+masked or not) or a condition that only decides the value (CASE/IF, FILTER).
+
+Function roles come from ``lineage/functions.py``, the one table both extractors read.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from sqlglot import exp
+
+from airflow_lineage_provider.lineage import functions
+from airflow_lineage_provider.lineage.model import AGGREGATION, IDENTITY, TRANSFORMATION
+
+# Window functions sqlglot types as aggregates that Spark does not wrap in an aggregate.
+NOT_AGGREGATE = functions.OFFSET_WINDOW | functions.RANKING
+
+
+class _Ref(NamedTuple):
+    """A column an expression reads, with its role there."""
+
+    column: exp.Column
+    subtype: str
+    masking: bool
+    conditional: bool
+
+
+# What ``_collect`` does with a node, by its class (worked out once per class: ``isinstance`` on
+# sqlglot's deep class tree was a tenth of the static extractor's own time).
+_COLUMN, _LEAF, _SUBQUERY, _QUERY, _IN, _WINDOW, _CASE, _IF, _FILTER, _OTHER = range(10)
+_KINDS: dict[type, tuple[int, bool, bool, bool, bool]] = {}
+
+
+def _kind(cls: type) -> tuple[int, bool, bool, bool, bool]:
+    """(what it is, a function?, an aggregate class?, anonymous?, a masking class?)"""
+    found = _KINDS.get(cls)
+    if found is None:
+        category = (_COLUMN if issubclass(cls, exp.Column) else
+                    _LEAF if issubclass(cls, exp.Literal) else
+                    _SUBQUERY if issubclass(cls, exp.Subquery) else
+                    _QUERY if issubclass(cls, (exp.Select, exp.SetOperation, exp.Exists)) else
+                    _IN if issubclass(cls, exp.In) else
+                    _WINDOW if issubclass(cls, exp.Window) else
+                    _CASE if issubclass(cls, exp.Case) else
+                    _IF if issubclass(cls, (exp.If, exp.Nvl2)) else
+                    _FILTER if issubclass(cls, exp.Filter) else _OTHER)
+        found = _KINDS[cls] = (category, issubclass(cls, exp.Func), issubclass(cls, exp.AggFunc),
+                               issubclass(cls, exp.Anonymous),
+                               issubclass(cls, (exp.MD5, exp.SHA, exp.SHA2, exp.Count, exp.ApproxDistinct)))
+    return found
+
+
+def _collect(node: exp.Expression, refs: list[_Ref], subs: list[exp.Expression], identity: bool, agg: bool,
+             masking: bool, conditional: bool) -> None:
+    """Column references of an expression with their role; scalar subqueries and windows go to ``subs``."""
+    category, func, aggregate_class, anonymous, masking_class = _KINDS.get(type(node)) or _kind(type(node))
+    if category == _COLUMN:
+        if not isinstance(node.this, exp.Star):
+            subtype = AGGREGATION if agg else (IDENTITY if identity else TRANSFORMATION)
+            refs.append(_Ref(node, subtype, masking, conditional))
+        return
+    if category == _LEAF or category == _QUERY:  # a literal reads nothing; a nested query is its own scope
+        return
+    if category == _SUBQUERY:
+        subs.append(node)
+        return
+    if category == _IN and node.args.get("query") is not None:
+        _collect(node.this, refs, subs, identity, agg, masking, conditional)
+        return
+    if category == _WINDOW:
+        subs.append(node)  # its keys are indirect inputs (``_note_projection``)
+        fn = node.this
+        if fn is not None and _fname(fn) not in functions.RANKING:
+            _collect(fn, refs, subs, identity, agg, masking, conditional)
+        return
+    if func:
+        name = _fname(node)
+        if name in functions.RANKING or name in functions.GROUPING:
+            return
+        if (aggregate_class and name not in NOT_AGGREGATE) or (anonymous and name in functions.AGGREGATES):
+            agg = True
+        if masking_class or name in functions.MASKING:
+            masking = True
+    if category == _CASE:
+        if node.this is not None:
+            _collect(node.this, refs, subs, identity, agg, masking, True)
+        for branch in node.args.get("ifs") or []:
+            _collect(branch.this, refs, subs, identity, agg, masking, True)
+            if branch.args.get("true") is not None:
+                _collect(branch.args["true"], refs, subs, identity, agg, masking, conditional)
+        if node.args.get("default") is not None:
+            _collect(node.args["default"], refs, subs, identity, agg, masking, conditional)
+        return
+    if category == _IF:
+        _collect(node.this, refs, subs, identity, agg, masking, True)
+        for key in ("true", "false"):
+            if node.args.get(key) is not None:
+                _collect(node.args[key], refs, subs, identity, agg, masking, conditional)
+        return
+    if category == _FILTER:
+        _collect(node.this, refs, subs, identity, agg, masking, conditional)
+        if node.expression is not None:
+            _collect(node.expression, refs, subs, identity, agg, masking, True)
+        return
+    for child in node.iter_expressions():
+        _collect(child, refs, subs, identity, agg, masking, conditional)
+
+
+def _fname(node: exp.Expression) -> str:
+    if isinstance(node, exp.Anonymous):
+        return str(node.name).lower()
+    kind = type(node)
+    name = _FUNCTION_NAMES.get(kind)
+    if name is None:  # a function's name is its class's: worked out once per class
+        try:
+            name = node.sql_name().lower()
+        except Exception:  # noqa: BLE001 - not a function: its key names it
+            name = node.key
+        _FUNCTION_NAMES[kind] = name
+    return name
+
+
+_FUNCTION_NAMES: dict[type, str] = {}
+
+
+def _norm_type(text: str | None) -> str | None:
+    if not text:
+        return None
+    t = text.lower().replace(" ", "")
+    return {"integer": "int", "long": "bigint", "short": "smallint", "byte": "tinyint", "string": "text",
+            "varchar": "text"}.get(t, t)

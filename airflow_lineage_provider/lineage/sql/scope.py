@@ -1,0 +1,500 @@
+"""One query's scopes resolved top-down: every output column to the base-table columns it comes from.
+
+Through CTEs, subqueries, set operations, generators and pivots (``pivot.py``); the
+statement's indirect inputs are noted on the way (``conditions.py``). What SQL text cannot
+tell is said, not guessed: a ``*`` over a table with no schema stays unexpanded and an
+unqualified column two tables could own is reported as ambiguous, each with a warning and a
+confidence below 1.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+from sqlglot.optimizer.scope import Scope, ScopeType, build_scope
+
+from airflow_lineage_provider.lineage import naming
+from airflow_lineage_provider.lineage.model import (
+    IDENTITY,
+    TRANSFORMATION,
+    Dataset,
+    Origin,
+    stronger,
+    widens,
+)
+from airflow_lineage_provider.lineage.sql.catalog import Catalog, TableInfo, ViewLineage
+from airflow_lineage_provider.lineage.sql.conditions import _Conditions
+from airflow_lineage_provider.lineage.sql.pivot import _Pivots
+from airflow_lineage_provider.lineage.sql.qualify import _FILE_FORMATS, _using_key
+from airflow_lineage_provider.lineage.sql.render import _sql, render, spark_name
+from airflow_lineage_provider.lineage.sql.roles import _collect, _norm_type, _Ref
+from airflow_lineage_provider.lineage.sql.shared import PARTIAL_CONFIDENCE, UNCHECKED_CONFIDENCE, _Result, _Src
+
+_UNNAMED = re.compile(r"_col_\d+")  # qualify's name for an output column the query leaves unnamed
+
+
+class _Resolver(_Conditions, _Pivots):
+    """Resolves every output column of one qualified query, top-down through its scopes.
+
+    Each step is memoized per (scope, column): one pass per statement, never one per column.
+    """
+
+    def __init__(self, catalog: Catalog, sql: str, query: exp.Expression, using: dict[int, str] | None = None
+                 ) -> None:
+        self.sql = sql
+        self.using = using or {}
+        self.catalog = catalog
+        self.query = query
+        self.root = build_scope(query)
+        self.scope_of: dict[int, Scope] = {}
+        if self.root is not None:
+            for s in self.root.traverse():
+                self.scope_of[id(s.expression)] = s
+        self.result = _Result([])
+        self._memo: dict[tuple[int, str | int], frozenset[Origin]] = {}
+        self._sources: dict[int, dict[str, _Src]] = {}
+        self._projections: dict[int, dict[str, exp.Expression]] = {}
+        self._outputs: dict[int, list[str]] = {}
+        self._texts: dict[int, str] = {}
+        self._pending: list[exp.Expression] = []
+        self._src_memo: dict[tuple[int, str], frozenset[Origin]] = {}
+        self._column_memo: dict[tuple[int, str, str], frozenset[Origin]] = {}
+        self._tables: dict[str, tuple[TableInfo | None, Dataset]] = {}
+        self._table_memo: dict[tuple[str, str], frozenset[Origin]] = {}
+        self._indirect_seen: set[tuple[str, str, str, bool]] = set()
+        self._noted: set[int] = set()  # projections whose conditions and window keys are noted
+        self._views_noted: set[str] = set()
+        self._unknown_tables: set[str] = set()
+
+    def run(self) -> _Result:
+        if self.root is None:
+            self.warn("the statement has no query the static extractor understands")
+            return self.result
+        names = self.outputs(self.root)
+        spark_names = self._spark_names(self.root)
+        for i, name in enumerate(names):
+            if name == "*":
+                continue
+            self.result.columns.append((spark_names.get(i, name), self.resolve(self.root, name, i)))
+        for scope in self.root.traverse():
+            self._note_indirect(scope)
+        self._finish_texts()
+        if self._unknown_tables:
+            self.warn(f"no schema for {', '.join(sorted(self._unknown_tables))}: columns taken as the query names "
+                      f"them, unchecked", UNCHECKED_CONFIDENCE)
+        return self.result
+
+    def warn(self, message: str, confidence: float = PARTIAL_CONFIDENCE) -> None:
+        self.result.confidence = min(self.result.confidence, confidence)
+        if message not in self.result.warnings:
+            self.result.warnings.append(message)
+
+    # -- outputs ------------------------------------------------------------------------------
+
+    def outputs(self, scope: Scope) -> list[str]:
+        key = id(scope)
+        out = self._outputs.get(key)
+        if out is None:
+            e = scope.expression
+            if isinstance(e, exp.SetOperation):
+                out = self.outputs(scope.set_operation_scopes[0]) if scope.set_operation_scopes else []
+            elif isinstance(e, exp.Select):
+                out = []
+                for p in e.expressions:
+                    if isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star)):
+                        out.append("*")
+                        table = p.table if isinstance(p, exp.Column) else ""
+                        self.warn(f"{(table + '.') if table else ''}* not expanded: no schema for "
+                                  f"{self._star_owner(scope, table)}; its columns are not in the lineage")
+                    else:
+                        out.append(p.alias_or_name)
+            else:
+                out = []
+            self._outputs[key] = out
+        return out
+
+    def _star_owner(self, scope: Scope, table: str) -> str:
+        srcs = self.sources(scope)
+        names = [s.name or a for a, s in srcs.items() if (not table or a == table)]
+        return ", ".join(sorted(n for n in names if n)) or "its source"
+
+    def projections(self, scope: Scope) -> dict[str, exp.Expression]:
+        key = id(scope)
+        out = self._projections.get(key)
+        if out is None:
+            out = {}
+            for p in scope.expression.expressions:
+                out.setdefault(p.alias_or_name, p)
+            self._projections[key] = out
+        return out
+
+    def _spark_names(self, scope: Scope) -> dict[int, str]:
+        """Spark's names for output columns the query leaves unnamed (``sum(x)``, ``(a + b)``)."""
+        while isinstance(scope.expression, exp.SetOperation) and scope.set_operation_scopes:
+            scope = scope.set_operation_scopes[0]
+        if not isinstance(scope.expression, exp.Select):
+            return {}
+        out = {}
+        for i, p in enumerate(scope.expression.expressions):
+            if isinstance(p, exp.Alias) and p.alias.startswith("_col_") and _UNNAMED.fullmatch(p.alias):
+                out[i] = spark_name(p.this, self.sql)
+        return out
+
+    # -- sources -----------------------------------------------------------------------------
+
+    def sources(self, scope: Scope) -> dict[str, _Src]:
+        key = id(scope)
+        out = self._sources.get(key)
+        if out is not None:
+            return out
+        out = {}
+        self._sources[key] = out
+        sel = scope.expression
+        if not isinstance(sel, exp.Select):
+            return out
+        items: list[exp.Expression] = []
+        frm = sel.args.get("from_") or sel.args.get("from")
+        if frm is not None:
+            items.append(frm.this)
+        for j in sel.args.get("joins") or []:
+            items.append(j.this)
+        for item in items:
+            src: _Src | None = None
+            alias = item.alias_or_name
+            if isinstance(item, exp.Table):
+                known = scope.sources.get(alias)
+                if isinstance(known, Scope):
+                    src = _Src("scope", known)
+                elif not isinstance(item.this, exp.Identifier):
+                    src = _Src("func", item.this, outer_scope=scope)
+                else:
+                    src = self._table_source(item)
+            elif isinstance(item, exp.Subquery):
+                known = scope.sources.get(alias)
+                inner = self.scope_of.get(id(item.this))
+                src = _Src("scope", known if isinstance(known, Scope) else inner)
+                if src.node is None:
+                    src = None
+            elif isinstance(item, exp.Values):  # rows of literals: named columns, no source
+                src = _Src("values", item)
+            elif isinstance(item, exp.Lateral):
+                body = item.this.this if isinstance(item.this, exp.Subquery) else None
+                inner = self.scope_of.get(id(body)) if body is not None else None
+                if inner is not None:
+                    src = _Src("scope", inner)
+                else:
+                    src = _Src("udtf", item, outer_scope=scope)
+            if src is None:
+                continue
+            out[alias] = src
+            for pivot in item.args.get("pivots") or []:
+                src.hidden = True
+                out[pivot.alias or alias] = _Src("pivot", pivot, inner=src, outer_scope=scope)
+        for lateral in sel.args.get("laterals") or []:
+            out[lateral.alias_or_name] = _Src("udtf", lateral, outer_scope=scope)
+        return out
+
+    def _table_source(self, table: exp.Table) -> _Src:
+        if table.db and table.db.lower() in _FILE_FORMATS and table.this.args.get("quoted"):
+            path = table.name
+            return _Src("table", table, name=path, dataset=naming.from_location(path, table=None))
+        name = self.catalog.full_name([table.catalog, table.db, table.name])
+        known = self._tables.get(name)
+        if known is None:  # a table is read in many scopes: look it up and name it once
+            info = self.catalog.get(name)
+            known = self._tables[name] = (info, naming.from_location(info.location if info else None, table=name))
+        return _Src("table", table, name=name, info=known[0], dataset=known[1])
+
+    def _source_outputs(self, src: _Src) -> list[str] | None:
+        """Column names a source offers; ``None`` when unknown."""
+        if src.kind == "table":
+            return src.info.names if src.info is not None else None
+        if src.kind == "scope":
+            names = self.outputs(src.node)
+            return None if "*" in names else names
+        if src.kind == "udtf" or src.kind == "values":
+            alias = src.node.args.get("alias")
+            cols = [c.name for c in alias.columns] if alias is not None and alias.columns else []
+            if src.kind == "values":  # unnamed, Spark calls them col1, col2, ... (sqlglot: _col_0, ...)
+                cols = [f"col{i + 1}" if _UNNAMED.fullmatch(c) else c for i, c in enumerate(cols)]
+            return cols or None
+        if src.kind == "pivot":
+            return self._pivot_outputs(src)
+        return None
+
+    # -- resolution ---------------------------------------------------------------------------
+
+    def resolve(self, scope: Scope, name: str, position: int | None = None) -> frozenset[Origin]:
+        """Source columns of the output column ``name`` of ``scope``."""
+        key = (id(scope), name) if position is None else (id(scope), position)  # a position decides alone
+        found = self._memo.get(key)
+        if found is not None:
+            return found
+        self._memo[key] = frozenset()
+        e = scope.expression
+        result: frozenset[Origin] = frozenset()
+        if isinstance(e, exp.SetOperation):
+            names = self.outputs(scope)
+            if position is None:
+                position = names.index(name) if name in names else None
+            if position is not None:
+                branches = scope.set_operation_scopes if isinstance(e, exp.Union) else scope.set_operation_scopes[:1]
+                out: set[Origin] = set()
+                for branch in branches:
+                    bnames = self.outputs(branch)
+                    if position < len(bnames):
+                        out |= self.resolve(branch, bnames[position], position)
+                result = frozenset(out)
+        elif isinstance(e, exp.Select):
+            if position is not None and position < len(e.expressions):
+                proj = e.expressions[position]
+            else:
+                proj = self.projections(scope).get(name)
+            if proj is not None:
+                result = self.expression_origins(scope, proj)
+        self._memo[key] = result
+        return result
+
+    def expression_origins(self, scope: Scope, proj: exp.Expression) -> frozenset[Origin]:
+        inner = proj.this if isinstance(proj, exp.Alias) else proj
+        if self.using and isinstance(inner, exp.Coalesce) and id(scope.expression) in self.using:
+            inner = _using_key(inner, self.using[id(scope.expression)])
+        if type(inner) is exp.Column and not isinstance(inner.this, exp.Star):
+            # The common case, a column copied: what it copies, under the first text written for it.
+            origins = self.column_origins(scope, inner)
+            if all(o.expression for o in origins):
+                return origins
+            text = self.render(inner)
+            return frozenset(o if o.expression else o._replace(expression=text) for o in origins)
+        identity = self.is_identity(scope, inner)
+        refs: list[_Ref] = []
+        subs: list[exp.Expression] = []
+        _collect(inner, refs, subs, identity, False, False, False)
+        if proj.parent is scope.expression and id(proj) not in self._noted:  # a projection of the scope:
+            self._note_projection(scope, proj, refs, subs)  # its conditions and window keys, while at it
+        out: set[Origin] = set()
+        text: str | None = None
+        for ref in refs:
+            if ref.conditional:
+                continue
+            for o in self.column_origins(scope, ref.column):
+                subtype = stronger(ref.subtype, o.subtype)
+                if o.expression and ref.subtype == IDENTITY:
+                    expression = o.expression
+                else:
+                    if text is None:
+                        text = self.render(inner)
+                    expression = text
+                out.add(Origin(o.table, o.field, subtype, expression, o.masking or ref.masking))
+        for sub in subs:
+            if isinstance(sub, exp.Subquery):
+                child = self.scope_of.get(id(sub.this))
+                if child is None:
+                    continue
+                names = self.outputs(child)
+                if names:
+                    if text is None:
+                        text = self.render(inner)
+                    for o in self.resolve(child, names[0], 0):
+                        out.add(Origin(o.table, o.field, stronger(TRANSFORMATION, o.subtype), text, o.masking))
+        return frozenset(out)
+
+    def column_origins(self, scope: Scope, col: exp.Column) -> frozenset[Origin]:
+        """Origins of a column reference read in ``scope`` (outer references included).
+
+        Remembered per scope and name: a column is read by projections and conditions alike."""
+        table = col.table
+        name = col.name
+        if table:  # the common case, a column of a table this scope reads: straight to the table
+            src = self.sources(scope).get(table)
+            if src is not None and src.kind == "table" and src.info is not None and src.info.view is None:
+                return self._table_column(src, name)
+        key = (id(scope), table, name)
+        found = self._column_memo.get(key)
+        if found is None:
+            found = self._column_memo[key] = self._column_origins(scope, table, name)
+        return found
+
+    def _column_origins(self, scope: Scope, table: str, name: str) -> frozenset[Origin]:
+        s: Scope | None = scope
+        if table:
+            while s is not None:
+                src = self.sources(s).get(table)
+                if src is not None:
+                    return self.source_column(s, src, name)
+                s = _outer(s)
+            self.warn(f"column {table}.{name}: no relation {table} in scope")
+            return frozenset()
+        while s is not None:
+            candidates = []
+            unknown = []
+            for alias, src in self.sources(s).items():
+                if src.hidden:
+                    continue
+                if src.kind == "table" and src.info is not None:
+                    if src.info.lookup(name) is not None:
+                        candidates.append((alias, src))
+                    continue
+                names = self._source_outputs(src)
+                if names is None:
+                    unknown.append((alias, src))
+                elif name.lower() in (n.lower() for n in names):
+                    candidates.append((alias, src))
+            if len(candidates) == 1:
+                return self.source_column(s, candidates[0][1], name)
+            if len(candidates) > 1:
+                self.warn(f"column {name} is ambiguous: {', '.join(sorted(a for a, _ in candidates))} could own it")
+                return frozenset()
+            if len(unknown) == 1:
+                return self.source_column(s, unknown[0][1], name)
+            if len(unknown) > 1:
+                self.warn(f"column {name} is ambiguous: it could belong to any of "
+                          f"{', '.join(sorted((src.name or a) for a, src in unknown))} (no schema to decide)")
+                return frozenset()
+            s = _outer(s)
+        self.warn(f"column {name} is not in any relation of its query")
+        return frozenset()
+
+    def source_column(self, scope: Scope, src: _Src, name: str) -> frozenset[Origin]:
+        if src.kind == "scope":
+            return self.resolve(src.node, name)
+        if src.kind == "table":
+            return self._table_column(src, name)
+        key = (id(src), name)
+        found = self._src_memo.get(key)
+        if found is not None:
+            return found
+        self._src_memo[key] = frozenset()
+        if src.kind == "udtf":
+            found = self._generator(src.outer_scope or scope, src.node.this)
+        elif src.kind == "func":
+            found = self._generator(src.outer_scope or scope, src.node)
+        elif src.kind == "pivot":
+            found = self._pivot_column(src, name)
+        else:
+            found = frozenset()
+        self._src_memo[key] = found
+        return found
+
+    def _table_column(self, src: _Src, name: str) -> frozenset[Origin]:
+        info = src.info
+        label = src.dataset.label if src.dataset else (src.name or "")
+        if info is not None and info.view is not None:
+            view: ViewLineage = info.view
+            if src.name not in self._views_noted:
+                self._views_noted.add(src.name or "")
+                self.result.indirect |= view.indirect
+                self.result.inputs.update(view.inputs)
+                for w in view.warnings:
+                    self.warn(f"view {src.name}: {w}")
+            for col, origins in view.columns.items():
+                if col.lower() == name.lower():
+                    return origins
+            self.warn(f"column {name} is not a column of view {src.name}")
+            return frozenset()
+        if src.dataset is not None:
+            self.result.inputs.setdefault(label, src.dataset)
+        if info is None:
+            if src.name and src.dataset and src.dataset.table:
+                self._unknown_tables.add(src.name)
+            return frozenset({Origin(label, name, IDENTITY, "", False)})
+        key = (label, name)
+        cached = self._table_memo.get(key)
+        if cached is not None:
+            return cached
+        found = info.lookup(name)
+        if found is not None:
+            cached = self._table_memo[key] = frozenset({Origin(label, found[0], IDENTITY, "", False)})
+            return cached
+        self.warn(f"column {name} is not in the schema of {src.name}")
+        return frozenset()
+
+    def _generator(self, scope: Scope, generator: exp.Expression) -> frozenset[Origin]:
+        found = self.expression_origins(scope, generator)
+        return frozenset(Origin(o.table, o.field, stronger(TRANSFORMATION, o.subtype), o.expression, o.masking)
+                         for o in found)
+
+    # -- types and text -------------------------------------------------------------------------
+
+    def is_identity(self, scope: Scope, node: exp.Expression) -> bool:
+        while isinstance(node, (exp.Alias, exp.Paren)):
+            node = node.this
+        casts = []
+        while isinstance(node, exp.Cast):
+            casts.append(node)
+            node = node.this
+        if not isinstance(node, exp.Column) or isinstance(node.this, exp.Star):
+            return False
+        if not casts:
+            return True
+        source = self.column_type(scope, node)
+        for cast in reversed(casts):
+            target = _norm_type(_sql(cast.to))
+            if not widens(source, target):
+                return False
+            source = target
+        return True
+
+    def column_type(self, scope: Scope, col: exp.Column, depth: int = 0) -> str | None:
+        if depth > 50:
+            return None
+        s: Scope | None = scope
+        src = None
+        while s is not None and src is None:
+            src = self.sources(s).get(col.table) if col.table else None
+            if src is None and not col.table:
+                break
+            if src is None:
+                s = _outer(s)
+        if src is None:
+            return None
+        if src.kind == "table" and src.info is not None and src.info.view is None:
+            t = src.info.type_of(col.name)
+            return _norm_type(t) if t else None
+        if src.kind == "scope" and isinstance(src.node.expression, exp.Select):
+            proj = self.projections(src.node).get(col.name)
+            if proj is None:
+                return None
+            node = proj.this if isinstance(proj, exp.Alias) else proj
+            while isinstance(node, exp.Paren):
+                node = node.this
+            if isinstance(node, exp.Cast):
+                return _norm_type(_sql(node.to))
+            if isinstance(node, exp.Column):
+                return self.column_type(src.node, node, depth + 1)
+        return None
+
+    def render(self, node: exp.Expression) -> str:
+        """A placeholder for the expression's text, rendered at the end for the expressions that remain."""
+        key = id(node)
+        text = self._texts.get(key)
+        if text is None:
+            text = self._texts[key] = f"\x00{len(self._pending)}"
+            self._pending.append(node)
+        return text
+
+    def _finish_texts(self) -> None:
+        rendered: dict[str, str] = {}
+
+        def text(placeholder: str) -> str:
+            if not placeholder.startswith("\x00"):
+                return placeholder
+            if placeholder not in rendered:
+                rendered[placeholder] = render(self._pending[int(placeholder[1:])])
+            return rendered[placeholder]
+
+        self.result.columns = [
+            (name, frozenset(o._replace(expression=text(o.expression)) if o.expression.startswith("\x00") else o
+                             for o in origins))
+            for name, origins in self.result.columns
+        ]
+
+
+# Scopes that may read their parent's columns: a subquery in an expression (or a branch of one),
+# a lateral one. A CTE or a derived table cannot: a name it does not have is not its parent's.
+_CORRELATED = frozenset({ScopeType.SUBQUERY, ScopeType.SET_OPERATION, ScopeType.UDTF})
+
+
+def _outer(scope: Scope) -> Scope | None:
+    return scope.parent if scope.scope_type in _CORRELATED else None

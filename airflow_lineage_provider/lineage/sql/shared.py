@@ -1,0 +1,39 @@
+"""What the static extractor's steps hand each other: a query's result, a source in scope, confidences."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlglot.optimizer.scope import Scope
+
+from airflow_lineage_provider.lineage.model import ColumnInput, Dataset, Origin
+from airflow_lineage_provider.lineage.sql.catalog import TableInfo
+
+# Confidence when part of the lineage could not be known from the text.
+PARTIAL_CONFIDENCE = 0.5
+# Confidence when tables had no schema but every column was still resolved unambiguously.
+UNCHECKED_CONFIDENCE = 0.9
+
+
+@dataclass
+class _Src:
+    """A relation in a FROM clause, as a column reference reaches it."""
+
+    kind: str  # table | scope | udtf | func | pivot | values
+    node: Any = None  # exp.Table / Scope / exp.Lateral / exp.Pivot / exp.Values
+    name: str | None = None  # table: catalog name (or path)
+    info: TableInfo | None = None
+    inner: _Src | None = None  # pivot: the pivoted relation
+    outer_scope: Scope | None = None  # udtf/func/pivot: the scope whose columns they read
+    dataset: Dataset | None = None
+    hidden: bool = False  # a pivoted relation: only its pivot's output is visible by column name
+
+
+@dataclass
+class _Result:
+    columns: list[tuple[str, frozenset[Origin]]]
+    indirect: set[ColumnInput] = field(default_factory=set)
+    inputs: dict[str, Dataset] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    confidence: float = 1.0
