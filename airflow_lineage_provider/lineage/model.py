@@ -172,6 +172,17 @@ class StatementLineage:
     indirect: tuple[ColumnInput, ...] = ()
     warnings: tuple[str, ...] = ()
 
+    @classmethod
+    def of(cls, *, index: int, sql: str, method: str, confidence: float, target: Dataset | None,
+           inputs: Iterable[Dataset], columns: Iterable[tuple[str, Iterable[Origin]]],
+           indirect: Iterable[ColumnInput], warnings: tuple[str, ...]) -> StatementLineage:
+        """What an extractor resolved, in the document's order: each target column's origins as its
+        direct inputs, the inputs by label, the indirect inputs sorted. Both extractors build here."""
+        return cls(index=index, sql=sql, method=method, confidence=confidence, target=target,
+                   inputs=tuple(sorted(inputs, key=attrgetter("label"))),
+                   columns=tuple((name, direct_inputs(origins)) for name, origins in columns),
+                   indirect=tuple(sorted(indirect, key=INPUT_ORDER)), warnings=warnings)
+
     @property
     def column_map(self) -> dict[str, tuple[ColumnInput, ...]]:
         return dict(self.columns)

@@ -116,6 +116,10 @@ class _Digest:
         self._dataset_index: dict[Dataset, int] = {}
         self._outputs: dict[int, list[tuple[int, str]]] = {}
         self._cte_defs: dict[int, Tree] | None = None
+        # The caches above are keyed by id(tree), and deep_walk() decodes plans held in fields afresh
+        # each time: every tree cached is kept alive here, or a freed one's id could be handed to a
+        # later tree, which would then read the cache entry of another node.
+        self._alive: list[Tree] = []
 
     def warn(self, message: str) -> None:
         if message not in self.warnings:
@@ -127,6 +131,7 @@ class _Digest:
         """(exprId, name) of the node's output columns, in order."""
         key = id(node)
         if key not in self._outputs:
+            self._alive.append(node)
             self._outputs[key] = self._compute_output(node)
         return self._outputs[key]
 
@@ -170,6 +175,7 @@ class _Digest:
         key = id(node)
         found = self._index.get(key)
         if found is None:
+            self._alive.append(node)
             found = self._index[key] = self._build(node)
         return found
 

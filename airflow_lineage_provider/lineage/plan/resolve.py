@@ -26,7 +26,6 @@ from airflow_lineage_provider.lineage.model import (
     Dataset,
     Origin,
     StatementLineage,
-    direct_inputs,
     stronger,
 )
 from airflow_lineage_provider.lineage.plan import lean
@@ -220,9 +219,9 @@ class PlanResolver:
             if origin:
                 add((origin.table, origin.field, FILTER, origin.masking))
 
-    def indirect_inputs(self) -> tuple[ColumnInput, ...]:
-        return tuple(ColumnInput.make(table, field, INDIRECT, subtype, "", masking)
-                     for table, field, subtype, masking in sorted(self.indirect))
+    def indirect_inputs(self) -> list[ColumnInput]:
+        return [ColumnInput.make(table, field, INDIRECT, subtype, "", masking)
+                for table, field, subtype, masking in self.indirect]
 
 
 def extract(record: dict[str, Any]) -> StatementLineage:
@@ -244,10 +243,10 @@ def _extract(record: dict[str, Any]) -> StatementLineage:
     resolver = PlanResolver(record)
     query = record["query"]
     names = record.get("columns")
-    columns: list[tuple[str, tuple[ColumnInput, ...]]] = []
+    columns: list[tuple[str, frozenset[Origin] | tuple[()]]] = []
     for i, (eid, name) in enumerate(zip(resolver.outputs(query), record["names"])):
         target_name = names[i] if names and i < len(names) else name
-        columns.append((target_name, direct_inputs(resolver.resolve(query, eid))))
+        columns.append((target_name, resolver.resolve(query, eid)))
     # A static partition's value is a literal of the statement: a column with no source.
     for name in record.get("static") or ():
         if name not in {c for c, _ in columns}:
@@ -258,14 +257,14 @@ def _extract(record: dict[str, Any]) -> StatementLineage:
     for d in record["datasets"]:
         dataset = Dataset.from_dict(d)
         datasets.setdefault(dataset.label, dataset)
-    return StatementLineage(
+    return StatementLineage.of(
         index=int(record.get("index", 0)),
         sql=str(record.get("sql", "")),
         method="plan",
         confidence=UNKNOWN_NODE_CONFIDENCE if warnings else 1.0,
         target=Dataset.from_dict(record["target"]) if record.get("target") else None,
-        inputs=tuple(sorted(datasets.values(), key=lambda d: d.label)),
-        columns=tuple(columns),
+        inputs=datasets.values(),
+        columns=columns,
         indirect=resolver.indirect_inputs(),
         warnings=warnings,
     )

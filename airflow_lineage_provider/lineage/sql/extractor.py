@@ -36,12 +36,10 @@ from sqlglot.schema import MappingSchema
 
 from airflow_lineage_provider.lineage import naming
 from airflow_lineage_provider.lineage.model import (
-    INPUT_ORDER,
     Dataset,
     LineageReport,
     Origin,
     StatementLineage,
-    direct_inputs,
 )
 from airflow_lineage_provider.lineage.schema_cache import SchemaCache
 from airflow_lineage_provider.lineage.sql.catalog import Catalog, TableInfo, ViewLineage, parameter_tables
@@ -296,12 +294,10 @@ class SqlExtractor:
 
     def _document(self, index: int, sql: str, target: Dataset | None, result: _Result,
                   columns: list[tuple[str, frozenset[Origin]]]) -> StatementLineage:
-        cols = tuple((name, direct_inputs(origins)) for name, origins in columns)
         warnings = tuple(dict.fromkeys(result.warnings))
-        return StatementLineage(
+        return StatementLineage.of(
             index=index, sql=sql, method="sql", confidence=result.confidence if warnings else 1.0, target=target,
-            inputs=tuple(sorted(result.inputs.values(), key=lambda d: d.label)), columns=cols,
-            indirect=tuple(sorted(result.indirect, key=INPUT_ORDER)), warnings=warnings,
+            inputs=result.inputs.values(), columns=columns, indirect=result.indirect, warnings=warnings,
         )
 
     # -- queries -----------------------------------------------------------------------------------
