@@ -56,6 +56,17 @@ def edge_set(st: StatementLineage) -> set[Edge]:
     return out
 
 
+# Spark's class names where an expression should read as the SQL a user writes (``x -> upper(x)``,
+# ``info.city``, ``tags[0]``, ``m['k']``, a variable's name), and exprId suffixes.
+INTERNAL_NAMES = re.compile(r"namedlambdavariable|lambdafunction|getstructfield|getarrayitem|getmapvalue|"
+                            r"getarraystructfields|variablereference|#\d")
+
+
+def internal_texts(st: StatementLineage) -> list[str]:
+    """The expression texts of a statement that name an internal class instead of reading as SQL."""
+    return [i.expression for _, inputs in st.columns for i in inputs if INTERNAL_NAMES.search(i.expression)]
+
+
 def document_edges(statement: dict[str, Any]) -> dict[str, set[tuple[str, str, str]]]:
     """A document statement's direct edges: target column -> {(source table, field, subtype)}."""
     return {c: {(i["table"], i["field"], i["subtype"]) for i in inputs} for c, inputs in statement["columns"].items()}

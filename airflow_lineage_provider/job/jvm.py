@@ -224,6 +224,12 @@ def _save(plan: Any, location: TableLocations) -> dict[str, Any]:
             "format": plan.dataSource().getClass().getName()}
 
 
+def _view(plan: Any, location: TableLocations) -> dict[str, Any]:
+    """A view's own column names (``CREATE VIEW v (a, b) AS ...``): the JSON writes them as nulls."""
+    given = plan.userSpecifiedColumns()
+    return {"columns": [str(given.apply(i)._1()) for i in range(given.size())]} if given.size() else {}
+
+
 def _v2_write(plan: Any, location: TableLocations) -> dict[str, Any]:
     target = plan.table()
     info = describe_v2_table(target.table(), target.catalog(), target.identifier()) \
@@ -267,6 +273,7 @@ _WRITE_READERS: dict[str, Callable[[Any, TableLocations], dict[str, Any]]] = {
     "InsertIntoHiveTable": _hive_insert,
     "InsertIntoDataSourceDirCommand": _directory,
     "SaveIntoDataSourceCommand": _save,
+    "CreateViewCommand": _view,
     "AppendData": _v2_write,
     "OverwriteByExpression": _v2_write,
     "OverwritePartitionsDynamic": _v2_write,

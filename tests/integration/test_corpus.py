@@ -7,6 +7,7 @@ import json
 import pytest
 
 from airflow_lineage_provider.lineage.model import StatementLineage
+from tests.helpers import internal_texts
 from tests.integration.corpus import CASES, Case
 
 pytestmark = pytest.mark.spark
@@ -123,4 +124,46 @@ def test_streaming_watermark_passes_lineage_through(corpus, spark, tmp_path):
     classes = {n["class"].rsplit(".", 1)[-1] for n in record["plan"]}
     assert "EventTimeWatermark" in classes
     assert direct(st) == {"ts": {"events.ts:I"}, "k": {"events.kind:T"}}
+    assert st.warnings == ()
+
+
+# -- expression texts a person recognizes, and every target column named ------------------------------------
+
+def test_no_expression_text_of_the_corpus_names_an_internal_class(corpus, analyze):
+    corpus.sql("USE corpus")
+    found = {case.name: internal_texts(analyze(case.sql)) for case in CASES}
+    assert {name: texts for name, texts in found.items() if texts} == {}
+
+
+@pytest.fixture(scope="module")
+def nested(corpus):
+    corpus.sql("USE corpus")
+    corpus.sql("CREATE TABLE IF NOT EXISTS nested (id BIGINT, info STRUCT<city: STRING, zip: INT>, "
+               "m MAP<STRING, INT>, tags ARRAY<STRING>) USING parquet")
+    corpus.sql("DECLARE OR REPLACE VARIABLE bonus INT DEFAULT 5")
+    return corpus
+
+
+@pytest.mark.parametrize(("sql", "column", "source", "text"), [
+    ("SELECT transform(tags, x -> upper(x)) AS t FROM nested", "t", "tags", "transform(nested.tags, x -> upper(x))"),
+    ("SELECT filter(tags, t -> t <> 'a') AS f FROM nested", "f", "tags", "filter(nested.tags, t -> (NOT (t = 'a')))"),
+    ("SELECT info.city AS c FROM nested", "c", "info", "nested.info.city"),
+    ("SELECT tags[0] AS t0 FROM nested", "t0", "tags", "nested.tags[0]"),
+    ("SELECT m['k'] AS v FROM nested", "v", "m", "nested.m['k']"),
+    ("SELECT id + bonus AS b FROM nested", "b", "id", "(nested.id + bonus)"),
+])
+def test_expressions_read_as_the_sql_written(nested, analyze, sql, column, source, text):
+    st = analyze(sql)
+    [edge] = st.column_map[column]
+    assert (edge.table, edge.field, edge.subtype, edge.expression) == (
+        "spark_catalog.corpus.nested", source, "TRANSFORMATION", text)
+    assert internal_texts(st) == [] and st.warnings == ()
+
+
+def test_a_view_column_list_names_the_target_columns(corpus, analyze):
+    corpus.sql("USE corpus")
+    st = analyze("CREATE VIEW corpus.v_named (who, pay COMMENT 'yearly') AS SELECT name, salary * 12 FROM emp")
+    assert st.target.table == "spark_catalog.corpus.v_named"
+    assert [(c, [(i.field, i.subtype) for i in inputs]) for c, inputs in st.columns] == [
+        ("who", [("name", "IDENTITY")]), ("pay", [("salary", "TRANSFORMATION")])]
     assert st.warnings == ()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from airflow_lineage_provider.lineage.plan import resolve
-from tests.helpers import TPCDS_SUMMARY, capture_tpcds, create_tpcds_schema, tpcds_summary
+from tests.helpers import TPCDS_SUMMARY, capture_tpcds, create_tpcds_schema, internal_texts, tpcds_summary
 
 pytestmark = pytest.mark.spark
 
@@ -50,3 +50,7 @@ def test_q1_lineage(extracted):
 
 def test_checked_in_summary_is_current(extracted):
     assert TPCDS_SUMMARY.read_text() == tpcds_summary(extracted)
+
+
+def test_no_expression_text_names_an_internal_class(extracted):
+    assert {name: internal_texts(st) for name, _, st in extracted if internal_texts(st)} == {}

@@ -80,6 +80,10 @@ def digest(record: dict[str, Any]) -> dict[str, Any]:
         query = root.plan("plan") or root
     elif write is None and root.cls.endswith("Command"):
         builder.warn(f"unknown write command {root.cls}: columns resolved from its plan as a query")
+    given = root.get("userSpecifiedColumns") if root.cls == "CreateViewCommand" else None
+    if write and isinstance(given, list) and given and not write[2]:
+        builder.warn(f"the view's {len(given)} column names were not captured: its columns are named as its query "
+                     "names them")
     top = builder.node(query)
     builder.note_relations(query)
     out = {k: v for k, v in record.items() if k not in ("plan", "extras")}

@@ -196,8 +196,8 @@ def render(node: Tree) -> str:
         return f"({render(kids[0])} IS NULL)"
     if cls == "IsNotNull" and kids:
         return f"({render(kids[0])} IS NOT NULL)"
-    if cls in ("Cast", "AnsiCast", "UpCast") and kids and kids[0].cls == "Literal":
-        return render(kids[0])  # Spark's implicit cast of a literal: not what the user wrote
+    if cls in ("Cast", "AnsiCast", "UpCast") and kids and kids[0].cls in ("Literal", "VariableReference"):
+        return render(kids[0])  # Spark's implicit cast of a constant: not what the user wrote
     if cls in ("Cast", "AnsiCast", "UpCast", "TryCast") and kids:
         word = "try_cast" if cls == "TryCast" or f.get("evalMode") == "TRY" else "CAST"
         return f"{word}({render(kids[0])} AS {type_sql(f.get('dataType'))})"
@@ -236,11 +236,38 @@ def render(node: Tree) -> str:
         if cls == "ScalarSubquery":
             return f"(SELECT {_subquery_select(node)} ...)"
         return "EXISTS (subquery)" if cls == "Exists" else "(subquery)"
+    if cls == "NamedLambdaVariable":
+        return _ident(str(f.get("name")))
+    if cls == "LambdaFunction" and kids:
+        return _lambda(node)
+    if cls == "GetStructField" and kids:
+        name = f.get("name")
+        return f"{render(kids[0])}.{_ident(str(name))}" if name else f"{render(kids[0])}[{f.get('ordinal')}]"
+    if cls == "GetArrayStructFields" and kids:
+        name = (f.get("field") or {}).get("name") if isinstance(f.get("field"), dict) else None
+        return f"{render(kids[0])}.{_ident(str(name))}" if name else f"{render(kids[0])}[{f.get('ordinal')}]"
+    if cls in ("GetArrayItem", "GetMapValue") and len(kids) == 2:
+        return f"{render(kids[0])}[{render(kids[1])}]"
+    if cls == "VariableReference":
+        return ".".join(_ident(p) for p in scala_seq(f.get("originalNameParts"))) or "variable"
     if cls in ("Count",) and not kids:
         return "count(*)"
     if cls == "Count" and len(kids) == 1 and kids[0].cls == "Literal" and kids[0].fields.get("value") == "1":
         return "count(*)"
-    return f"{_function_name(cls)}({', '.join(render(k) for k in kids)})"
+    # A lambda Spark adds on its own (aggregate's finish) is not in the SQL: left out.
+    shown = [k for k in kids if not (k.cls == "LambdaFunction" and k.fields.get("hidden"))]
+    return f"{_function_name(cls)}({', '.join(render(k) for k in shown)})"
+
+
+def _lambda(node: Tree) -> str:
+    """``x -> body`` or ``(acc, x) -> body``: the fields hold the indexes of its children."""
+    kids = node.children
+    body = node.fields.get("function", 0)
+    arguments = node.fields.get("arguments")
+    positions = [i for i in arguments if isinstance(i, int)] if isinstance(arguments, list) else range(1, len(kids))
+    names = [render(kids[i]) for i in positions if i < len(kids)]
+    params = names[0] if len(names) == 1 else f"({', '.join(names)})"
+    return f"{params} -> {render(kids[body if isinstance(body, int) and body < len(kids) else 0])}"
 
 
 def _subquery_select(node: Tree) -> str:

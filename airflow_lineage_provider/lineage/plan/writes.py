@@ -14,7 +14,7 @@ from typing import Any
 
 from airflow_lineage_provider.lineage import naming
 from airflow_lineage_provider.lineage.model import Dataset
-from airflow_lineage_provider.lineage.plan.tree import Tree, scala_seq
+from airflow_lineage_provider.lineage.plan.tree import Tree
 
 # Families: how a command's target and query are found.
 INSERT = "insert"        # into a catalog table or path; the query is the only child
@@ -122,7 +122,8 @@ def find_write(root: Tree, extras: dict[str, Any]) -> Write | None:
         if query is None or "Temp" in view_type:
             return None  # a temporary view is not a dataset: lineage flows through it
         table = naming.table_name(root.get("name"))
-        columns = tuple(c.split(",")[0].strip("( ") for c in scala_seq(root.get("userSpecifiedColumns"))) or None
+        # The view's own column names: Spark's JSON writes them as nulls, the capture reads them.
+        columns = tuple(write.get("columns") or ()) or None
         return (naming.from_location(None, table=table, mode="overwrite" if root.get("replace") else "create"),
                 query, columns)
     if family == SAVE:

@@ -271,3 +271,48 @@ def test_reference_fields():
 def test_references_are_computed_once_per_node():
     tree = decode(node("Concat", A_NAME, B_COMPANY))
     assert references(tree) is references(tree)
+
+
+# -- expressions people recognize: no internal class names in a text -------------------------------------
+
+def lambda_var(name: str, eid: int) -> list[dict]:
+    return node("NamedLambdaVariable", name=name, dataType="string", exprId={"id": eid}, value=None)
+
+
+def lambda_fn(body: list[dict], *args: list[dict], hidden: bool = False) -> list[dict]:
+    """LambdaFunction: the body is child 0, the arguments the children after it."""
+    return node("LambdaFunction", body, *args, function=0, arguments=list(range(1, len(args) + 1)), hidden=hidden)
+
+
+TAGS = attr("tags", 1, "array", "[src]")
+INFO = attr("info", 2, "struct", "[src]")
+M = attr("m", 3, "map", "[src]")
+
+
+@pytest.mark.parametrize(("tree", "text"), [
+    (node("ArrayTransform", TAGS, lambda_fn(node("Upper", lambda_var("x", 9)), lambda_var("x", 9)),
+          argument=0, function=1), "transform(src.tags, x -> upper(x))"),
+    (node("ArrayAggregate", TAGS, lit("0", "integer"),
+          lambda_fn(node("Add", lambda_var("acc", 8), node("Length", lambda_var("t", 9))),
+                    lambda_var("acc", 8), lambda_var("t", 9)),
+          lambda_fn(lambda_var("id", 7), lambda_var("id", 7), hidden=True)),
+     "aggregate(src.tags, 0, (acc, t) -> (acc + length(t)))"),
+    (node("GetStructField", INFO, ordinal=0, name="city"), "src.info.city"),
+    (node("GetStructField", INFO, ordinal=1), "src.info[1]"),
+    (node("GetArrayItem", TAGS, lit("0", "integer"), failOnError=False), "src.tags[0]"),
+    (node("GetMapValue", M, lit("k", "string")), "src.m['k']"),
+    (node("VariableReference", originalNameParts="[system, session, v]", identifier=None), "system.session.v"),
+    (node("VariableReference", originalNameParts="[v]", identifier=None), "v"),
+])
+def test_expressions_render_as_the_sql_a_user_writes(tree, text):
+    rendered = render(decode(tree))
+    assert rendered == text
+    for internal in ("namedlambdavariable", "lambdafunction", "getstructfield", "getarrayitem", "getmapvalue",
+                     "variablereference", "#"):
+        assert internal not in rendered.lower()
+
+
+def test_a_lambda_variable_is_not_a_column_read():
+    tree = decode(node("ArrayTransform", TAGS, lambda_fn(node("Upper", lambda_var("x", 9)), lambda_var("x", 9)),
+                       argument=0, function=1))
+    assert [(r.expr_id, r.name, r.subtype) for r in references(tree)] == [(1, "tags", TRANSFORMATION)]
