@@ -59,7 +59,7 @@ def edge_set(st: StatementLineage) -> set[Edge]:
 # Spark's class names where an expression should read as the SQL a user writes (``x -> upper(x)``,
 # ``info.city``, ``tags[0]``, ``m['k']``, a variable's name), and exprId suffixes.
 INTERNAL_NAMES = re.compile(r"namedlambdavariable|lambdafunction|getstructfield|getarrayitem|getmapvalue|"
-                            r"getarraystructfields|variablereference|#\d")
+                            r"getarraystructfields|variablereference|pythonudf|scalaudf|sqlscalarfunction|#\d")
 
 
 def internal_texts(st: StatementLineage) -> list[str]:

@@ -236,6 +236,10 @@ def render(node: Tree) -> str:
         if cls == "ScalarSubquery":
             return f"(SELECT {_subquery_select(node)} ...)"
         return "EXISTS (subquery)" if cls == "Exists" else "(subquery)"
+    if cls in ("PythonUDF", "PythonUDAF", "ScalaUDF") and (f.get("name") or f.get("udfName")):
+        return f"{f.get('name') or f.get('udfName')}({', '.join(render(k) for k in kids)})"
+    if cls == "SQLScalarFunction":
+        return _sql_function(node)
     if cls == "NamedLambdaVariable":
         return _ident(str(f.get("name")))
     if cls == "LambdaFunction" and kids:
@@ -257,6 +261,15 @@ def render(node: Tree) -> str:
     # A lambda Spark adds on its own (aggregate's finish) is not in the SQL: left out.
     shown = [k for k in kids if not (k.cls == "LambdaFunction" and k.fields.get("hidden"))]
     return f"{_function_name(cls)}({', '.join(render(k) for k in shown)})"
+
+
+def _sql_function(node: Tree) -> str:
+    """A SQL function (``CREATE FUNCTION f(x) RETURN ...``) by its name and parameters: Spark's JSON
+    drops the function, but its parameters are qualified by its name (``f.x``)."""
+    inputs = node.exprs("inputs")
+    qualifier = scala_seq(inputs[0].fields.get("qualifier")) if inputs else []
+    name = qualifier[-1] if qualifier else "sql_function"
+    return f"{_ident(name)}({', '.join(_ident(str(i.fields.get('name'))) for i in inputs)})"
 
 
 def _lambda(node: Tree) -> str:

@@ -303,12 +303,18 @@ M = attr("m", 3, "map", "[src]")
     (node("GetMapValue", M, lit("k", "string")), "src.m['k']"),
     (node("VariableReference", originalNameParts="[system, session, v]", identifier=None), "system.session.v"),
     (node("VariableReference", originalNameParts="[v]", identifier=None), "v"),
+    (node("PythonUDF", attr("name", 4, "string", "[e]"), name="py_upper", func=None, evalType=100),
+     "py_upper(e.name)"),
+    (node("PythonUDF", attr("x", 4, "double", "[e]"), attr("y", 5, "double", "[e]"), name="pandas_ratio",
+          func=None, evalType=200), "pandas_ratio(e.x, e.y)"),
+    (node("SQLScalarFunction", node("Add", attr("x", 6, "double", "[sq_plus]"), lit("1", "double")), function=None,
+          inputs=[attr("x", 6, "double", "[sq_plus]")]), "sq_plus(x)"),
 ])
 def test_expressions_render_as_the_sql_a_user_writes(tree, text):
     rendered = render(decode(tree))
     assert rendered == text
     for internal in ("namedlambdavariable", "lambdafunction", "getstructfield", "getarrayitem", "getmapvalue",
-                     "variablereference", "#"):
+                     "variablereference", "pythonudf", "sqlscalarfunction", "#"):
         assert internal not in rendered.lower()
 
 
