@@ -167,3 +167,26 @@ def test_a_view_column_list_names_the_target_columns(corpus, analyze):
     assert [(c, [(i.field, i.subtype) for i in inputs]) for c, inputs in st.columns] == [
         ("who", [("name", "IDENTITY")]), ("pay", [("salary", "TRANSFORMATION")])]
     assert st.warnings == ()
+
+
+# -- recursive CTEs and pipe syntax (Spark 4) -----------------------------------------------------------------
+
+@pytest.mark.parametrize(("sql", "columns", "indirect_inputs"), [
+    pytest.param("WITH RECURSIVE r(n) AS (SELECT age FROM emp UNION ALL SELECT n + 1 FROM r WHERE n < 100) "
+                 "SELECT n FROM r", {"n": {"emp.age:I", "emp.age:T"}}, {"emp.age:FILTER"}, id="counter"),
+    pytest.param("WITH RECURSIVE chain(id, top) AS (SELECT id, name FROM emp WHERE mgr_id IS NULL UNION ALL "
+                 "SELECT e.id, c.top FROM emp e JOIN chain c ON e.mgr_id = c.id) SELECT id, top FROM chain",
+                 {"id": {"emp.id:I"}, "top": {"emp.name:I"}},
+                 {"emp.mgr_id:FILTER", "emp.mgr_id:JOIN", "emp.id:JOIN"}, id="hierarchy"),
+    pytest.param("WITH RECURSIVE r(a, b) AS (SELECT name, dept FROM emp UNION ALL SELECT b, a FROM r WHERE a > 'm') "
+                 "SELECT a, b FROM r", {"a": {"emp.name:I", "emp.dept:I"}, "b": {"emp.name:I", "emp.dept:I"}},
+                 {"emp.name:FILTER", "emp.dept:FILTER"}, id="columns-that-swap-each-round"),
+    pytest.param("FROM emp |> WHERE salary > 100 |> SELECT name, dept", {"name": {"emp.name:I"}, "dept": {"emp.dept:I"}},
+                 {"emp.salary:FILTER"}, id="pipe-syntax"),
+])
+def test_spark4_recursive_ctes_and_pipes(corpus, analyze, sql, columns, indirect_inputs):
+    corpus.sql("USE corpus")
+    st = analyze(sql)
+    assert direct(st) == columns
+    assert indirect(st) == indirect_inputs
+    assert st.warnings == () and st.confidence == 1.0

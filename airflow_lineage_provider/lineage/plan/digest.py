@@ -51,7 +51,7 @@ PASS_THROUGH = frozenset({
     "SubqueryAlias", "View", "GlobalLimit", "LocalLimit", "Limit", "Offset", "Tail", "Distinct",
     "Deduplicate", "DeduplicateWithinWatermark", "Repartition", "RepartitionByExpression",
     "RebalancePartitions", "Sample", "ResolvedHint", "EventTimeWatermark", "Subquery",
-    "WithWindowDefinition", "CollectMetrics", "Sort", "Filter",
+    "WithWindowDefinition", "CollectMetrics", "Sort", "Filter", "PipeOperator",
 })
 # Leaves that read a table or files.
 RELATIONS = frozenset({"LogicalRelation", "HiveTableRelation", "DataSourceV2Relation", "DataSourceV2ScanRelation",
@@ -61,7 +61,8 @@ RELATIONS = frozenset({"LogicalRelation", "HiveTableRelation", "DataSourceV2Rela
 # (``createDataFrame`` from Python data) is not a dataset either.
 CONSTANT_LEAVES = frozenset({"LocalRelation", "OneRowRelation", "Range", "EmptyRelation", "LogicalRDD"})
 KNOWN = frozenset({"Project", "Aggregate", "Window", "Join", "Union", "Generate", "Expand", "Intersect",
-                   "Except", "LateralJoin", "WithCTE", "CTERelationRef"}) | PASS_THROUGH | RELATIONS | CONSTANT_LEAVES
+                   "Except", "LateralJoin", "WithCTE", "CTERelationRef", "UnionLoop", "UnionLoopRef"}
+                  ) | PASS_THROUGH | RELATIONS | CONSTANT_LEAVES
 SEMI_JOINS = ("LeftSemi", "LeftAnti", "ExistenceJoin")
 _CONDITIONAL_CLASSES = (".CaseWhen", ".If", ".PivotFirst", ".AggregateExpression")
 
@@ -120,6 +121,7 @@ class _Digest:
         self._dataset_index: dict[Dataset, int] = {}
         self._outputs: dict[int, list[tuple[int, str]]] = {}
         self._cte_defs: dict[int, Tree] | None = None
+        self._loop_refs: dict[Any, list[int]] = {}  # recursive CTE references waiting for their loop
         # The caches above are keyed by id(tree), and deep_walk() decodes plans held in fields afresh
         # each time: every tree cached is kept alive here, or a freed one's id could be handed to a
         # later tree, which would then read the cache entry of another node.
@@ -155,6 +157,9 @@ class _Digest:
             return base + named_outputs(node.fields.get("generatorOutput"))
         if cls in ("Intersect", "Except"):
             return self.output(node.children[0])
+        if cls == "UnionLoop":  # a recursive CTE: new exprIds, the anchor's names
+            ids = [d.get("id") for d in node.fields.get("outputAttrIds") or () if isinstance(d, dict)]
+            return list(zip(ids, (name for _, name in self.output(node.children[0])))) if node.children else []
         if cls == "WithCTE":
             return self.output(node.children[-1])
         if cls == "LateralJoin":
@@ -226,6 +231,14 @@ class _Digest:
             return left
         if cls == "Union":
             return self._leaf(MAP, node, c=[self.node(k) for k in kids])
+        if cls == "UnionLoop":
+            return self._union_loop(node)
+        if cls == "UnionLoopRef":
+            # Reads what the loop has made so far: its anchor's rows and its own. The recursion that
+            # holds this reference is not built yet: its node is filled in by _union_loop.
+            found = self._leaf(MAP, node, c=[], loop=1)
+            self._loop_refs.setdefault(node.fields.get("loopId"), []).append(found)
+            return found
         if cls == "Expand":
             return self._expand(node)
         children = [self.node(k) for k in kids]
@@ -285,6 +298,17 @@ class _Digest:
                 if ex.expr_id(e) is not None:
                     defs += (ex.expr_id(e), None)
         return self._leaf(DEF, node, c=children, d=defs)
+
+    def _union_loop(self, node: Tree) -> int:
+        """WITH RECURSIVE: output i is the anchor's output i and the recursion's output i; the
+        recursion's references to the loop read both (the resolver's memo ends the cycle)."""
+        if len(node.children) != 2:
+            return self._unknown(node, [self.node(k) for k in node.children])
+        anchor = self.node(node.children[0])
+        recursion = self.node(node.children[1])
+        for ref in self._loop_refs.pop(node.fields.get("id"), ()):
+            self.nodes[ref]["c"] = [anchor, recursion]
+        return self._leaf(MAP, node, c=[anchor, recursion])
 
     def _expand(self, node: Tree) -> int:
         """GROUPING SETS / ROLLUP / CUBE / UNPIVOT: one projection per output row kind."""

@@ -17,6 +17,9 @@ Lean record (``"format": "lean/2"``)::
     static     static partition columns; ``warnings`` what the digest could not read
     schemas    {catalog table: "column\tSQL type\n..."} of the tables read and written
 
+A MAP node with ``"loop"`` is a recursive CTE's reference to itself: its children are the
+loop's anchor and recursion, and the resolver takes it to a fixpoint.
+
 A DEF node's ``"d"`` is flat: ``[exprId, expression, exprId, expression, ...]``, and
 its ``"o"`` is left out when it is the exprIds of ``"d"``, after its children's outputs
 if ``"p"`` (a join, a window, a generator) — see ``outputs``. An

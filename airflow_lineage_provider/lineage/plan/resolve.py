@@ -45,6 +45,10 @@ class _Rows(tuple):
     """A step that merges one expression per kind of output row: an EXPAND."""
 
 
+class _Loop(tuple):
+    """A recursive CTE's reference to itself: ``(anchor node, exprId)`` then the recursion's."""
+
+
 class PlanResolver:
     """Resolves the columns of one lean plan. Build one per record.
 
@@ -66,6 +70,7 @@ class PlanResolver:
         self._steps: list[dict[int, Any]] = [self._node_steps(node) for node in self.nodes]
         self._results: list[dict[int, frozenset[Origin]]] = [{} for _ in self.nodes]
         self._where: dict[int, Any] = {}
+        self._estimates: dict[tuple[int, int], frozenset[Origin]] = {}  # recursive CTEs being iterated
         where = self._where
         for index, steps in enumerate(self._steps):
             again = where.keys() & steps.keys()
@@ -104,9 +109,10 @@ class PlanResolver:
                 child, cols = child_outputs[0]
                 # Spark often keeps the definition's exprIds: those are not renamed, and not defined here.
                 return {eid: (child, source) for eid, source in zip(output, cols) if eid != source}
+            merge = _Loop if node.get("loop") else _Union
             for position in range(len(output) - 1, -1, -1):
                 pairs = [(child, cols[position]) for child, cols in child_outputs if position < len(cols)]
-                steps[output[position]] = pairs[0] if len(pairs) == 1 else _Union(pairs)
+                steps[output[position]] = pairs[0] if len(pairs) == 1 and merge is _Union else merge(pairs)
         elif kind == lean.EXPAND:
             rows = node["rows"]
             for position in range(len(output) - 1, -1, -1):
@@ -154,10 +160,34 @@ class PlanResolver:
             result = frozenset().union(*(self.resolve(child, e) for child, e in step))
         elif kind is _Rows:
             result = frozenset().union(*(self.expression(x, index) for x in step))
+        elif kind is _Loop:
+            result = self._loop(index, eid, step)
         else:
             result = _NONE
         results[eid] = result
         return result
+
+    def _loop(self, index: int, eid: int, step: _Loop) -> frozenset[Origin]:
+        """A recursive CTE reading itself: its rows are the anchor's and the recursion's, and the
+        recursion reads them again. Start from the anchor's origins and resolve the recursion
+        with that estimate, again and again until it reaches nothing new (the sets only grow)."""
+        (anchor, anchor_eid), rest = step[0], step[1:]
+        last = max((child for child, _ in rest), default=anchor)
+        estimate = self.resolve(anchor, anchor_eid)
+        while True:
+            self._estimates[(index, eid)] = estimate
+            # What the recursion resolved depends on the estimate: forget it, but keep every estimate
+            # being iterated visible (cleared in place: callers hold these dicts).
+            for i in range(anchor + 1, last + 1):
+                self._results[i].clear()
+            for (i, e), known in self._estimates.items():
+                self._results[i][e] = known
+            reached = estimate.union(*(self.resolve(child, e) for child, e in rest))
+            if reached == estimate:
+                break
+            estimate = reached
+        del self._estimates[(index, eid)]
+        return estimate
 
     def expression(self, expression: list[Any], index: int) -> frozenset[Origin]:
         """Origins of a digested expression of node ``index``; it reads what lies below."""
