@@ -34,7 +34,6 @@ _CONDITION_PARTS = _Finder((exp.Column, *_NESTED), (exp.Column, *_NESTED))
 class _Conditions:
     """Notes the indirect inputs of every scope of a query."""
 
-
     def _note_indirect(self, scope: Scope) -> None:
         e = scope.expression
         if isinstance(e, (exp.Intersect, exp.Except)) and len(scope.set_operation_scopes) > 1:

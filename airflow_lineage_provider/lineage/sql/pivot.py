@@ -15,7 +15,6 @@ from airflow_lineage_provider.lineage.sql.shared import _Src
 class _Pivots:
     """Pivot and unpivot columns, and the pivot's indirect inputs."""
 
-
     def _pivot_parts(self, src: _Src) -> tuple[list[str], list[str], list[str]]:
         """(kept input columns, pivot/name columns, value columns) of a pivot or unpivot."""
         pivot: exp.Pivot = src.node
