@@ -103,6 +103,12 @@ class ScriptRunner:
         print(f"[airflow-lineage] statement {stmt.index + 1}/{total} (line {stmt.line}): {stmt.first_line[:100]}",
               flush=True)
         try:
+            if self.dry_run and kind == "CompoundBody":
+                # A scripting block's statements depend on its variables and control flow: they can
+                # only be known by running it, and a dry run writes nothing.
+                self.capture.warnings.append(f"statement {stmt.index + 1} (line {stmt.line}): a SQL scripting block "
+                                             "is not analyzed in a dry run; its writes are captured when it runs")
+                return "script"
             if self.dry_run and kind in PARSED_WRITES:
                 self._analyze_only(stmt, parsed)
                 return "write"
@@ -112,7 +118,10 @@ class ScriptRunner:
                     self._emit_later(stmt, [analyzed])
             df = self.spark.sql(stmt.sql)
             if is_command:
-                if self.capture_plans:
+                if self.capture_plans and kind == "CompoundBody":
+                    # A scripting block runs many statements: each write is its own, even two into one table.
+                    self._emit_later(stmt, self.capture.drain(), each=True)
+                elif self.capture_plans:
                     self._emit_later(stmt, self.capture.flush())
                 return "write" if kind in PARSED_WRITES else "command"
             if self.capture_plans:
@@ -147,14 +156,16 @@ class ScriptRunner:
             if not self.spark.catalog.tableExists(name):
                 self.spark.catalog.createTable(name, schema=schema, source="parquet")
 
-    def _emit_later(self, stmt: Statement, plans: list[Any]) -> None:
-        """Describe a statement's plans on the worker and write their records, in statement order."""
+    def _emit_later(self, stmt: Statement, plans: list[Any], *, each: bool = False) -> None:
+        """Describe a statement's plans on the worker and write their records, in statement order;
+        ``each``: every plan is a write of its own (a scripting block's), named by its own SQL."""
         if plans:
-            self._describer.submit(self._emit, stmt, plans)
+            self._describer.submit(self._emit, stmt, plans, each)
 
-    def _emit(self, stmt: Statement, plans: list[Any]) -> None:
-        for record in self.capture.describe_all(plans):
-            record.update(index=stmt.index, sql=stmt.sql, line=stmt.line)
+    def _emit(self, stmt: Statement, plans: list[Any], each: bool) -> None:
+        records = self.capture.describe_each(plans, sql_text=True) if each else self.capture.describe_all(plans)
+        for record in records:
+            record.update(index=stmt.index, sql=record.pop("sql_text", None) or stmt.sql, line=stmt.line)
             self.writer.record(digested(record, self.capture.warnings))
 
 

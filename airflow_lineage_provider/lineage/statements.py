@@ -3,7 +3,9 @@
 Runs inside the Spark driver, so it imports only the standard library. Spark's
 parser takes one statement at a time; this splitter only needs to find the
 semicolons that end statements, which means skipping strings, quoted
-identifiers and comments (Spark allows nested ``/* */`` comments).
+identifiers and comments (Spark allows nested ``/* */`` comments). A SQL
+scripting block (``BEGIN ... END``, Spark 4) is one statement with semicolons
+inside: it ends at the semicolon after its own ``END``.
 """
 
 from __future__ import annotations
@@ -34,9 +36,21 @@ def split_statements(script: str) -> list[Statement]:
     n = len(script)
     has_code = False
     code_start = 0
+    block = _Block()
     while i < n:
         ch = script[i]
         nxt = script[i + 1] if i + 1 < n else ""
+        if ch.isalpha() or ch == "_":
+            end = i + 1
+            while end < n and (script[end].isalnum() or script[end] == "_"):
+                end += 1
+            if not has_code:
+                code_start, has_code = i, True
+                block = _Block.starting(script, i, end)
+            elif block.depth:
+                block.word(script, i, end)
+            i = end
+            continue
         if ch in ("'", '"', "`"):
             if not has_code:
                 code_start, has_code = i, True
@@ -49,7 +63,7 @@ def split_statements(script: str) -> list[Statement]:
         if ch == "/" and nxt == "*":
             i = _skip_block_comment(script, i)
             continue
-        if ch == ";":
+        if ch == ";" and not block.depth:
             if has_code:
                 _append(statements, script, code_start, i)
             has_code = False
@@ -59,6 +73,40 @@ def split_statements(script: str) -> list[Statement]:
     if has_code:
         _append(statements, script, code_start, n)
     return statements
+
+
+# Blocks closed by ``END <keyword>``: they never opened one (only BEGIN and CASE count).
+_END_KEYWORDS = frozenset({"IF", "WHILE", "LOOP", "REPEAT", "FOR"})
+
+
+class _Block:
+    """Nesting inside a scripting block: BEGIN and CASE open, a bare END or END CASE closes.
+    Other statements never count, so ``depth`` stays 0 and semicolons end them."""
+
+    __slots__ = ("depth",)
+
+    def __init__(self, depth: int = 0) -> None:
+        self.depth = depth
+
+    @classmethod
+    def starting(cls, script: str, start: int, end: int) -> _Block:
+        """The block a statement starts: ``BEGIN`` or ``label: BEGIN`` opens one."""
+        word = script[start:end].upper()
+        if word != "BEGIN":
+            rest = script[end:end + 200].lstrip()
+            if not rest.startswith(":") or not rest[1:].lstrip().upper().startswith("BEGIN"):
+                return cls()
+        return cls(1 if word == "BEGIN" else -1)  # -1: the label's BEGIN, still to come, opens it
+
+    def word(self, script: str, start: int, end: int) -> None:
+        word = script[start:end].upper()
+        if word in ("BEGIN", "CASE"):
+            self.depth = 1 if self.depth == -1 else self.depth + 1
+        elif word == "END" and self.depth > 0:
+            after = script[end:end + 12].lstrip()
+            following = after.split(None, 1)[0].rstrip(";").upper() if after else ""
+            if following not in _END_KEYWORDS:
+                self.depth -= 1
 
 
 def _append(out: list[Statement], script: str, start: int, end: int) -> None:

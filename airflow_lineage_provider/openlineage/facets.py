@@ -307,10 +307,23 @@ def _output_dataset(entry: _Output) -> OutputDataset:
 
 def _schema(names: Iterable[str]) -> schema_dataset.SchemaDatasetFacet:
     # Only names: the lineage does not know column types, and a guessed type is worse than none.
-    return schema_dataset.SchemaDatasetFacet(
-        fields=[schema_dataset.SchemaDatasetFacetFields(name=name, fields=None) for name in names],
-        producer=PRODUCER,
-    )
+    return schema_dataset.SchemaDatasetFacet(fields=_nested_fields(names), producer=PRODUCER)
+
+
+def _nested_fields(names: Iterable[str]) -> list[schema_dataset.SchemaDatasetFacetFields]:
+    """Schema fields from column names; a struct field read alone (``info.geo.lat``) is nested under
+    its column (``info`` > ``geo`` > ``lat``), as OpenLineage's schema facet nests struct fields."""
+    tree: dict[str, dict] = {}
+    for name in names:
+        node = tree
+        for part in name.split("."):
+            node = node.setdefault(part, {})
+
+    def fields(level: dict[str, dict]) -> list[schema_dataset.SchemaDatasetFacetFields]:
+        return [schema_dataset.SchemaDatasetFacetFields(name=name, fields=fields(sub) if sub else None)
+                for name, sub in level.items()]
+
+    return fields(tree)
 
 
 def _symlinks(table: str) -> symlinks_dataset.SymlinksDatasetFacet:

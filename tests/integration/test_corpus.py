@@ -147,7 +147,7 @@ def nested(corpus):
 @pytest.mark.parametrize(("sql", "column", "source", "text"), [
     ("SELECT transform(tags, x -> upper(x)) AS t FROM nested", "t", "tags", "transform(nested.tags, x -> upper(x))"),
     ("SELECT filter(tags, t -> t <> 'a') AS f FROM nested", "f", "tags", "filter(nested.tags, t -> (NOT (t = 'a')))"),
-    ("SELECT info.city AS c FROM nested", "c", "info", "nested.info.city"),
+    ("SELECT upper(info.city) AS c FROM nested", "c", "info.city", "upper(nested.info.city)"),
     ("SELECT tags[0] AS t0 FROM nested", "t0", "tags", "nested.tags[0]"),
     ("SELECT m['k'] AS v FROM nested", "v", "m", "nested.m['k']"),
     ("SELECT id + bonus AS b FROM nested", "b", "id", "(nested.id + bonus)"),

@@ -24,6 +24,7 @@ from airflow_lineage_provider.lineage.model import (
     GROUP_BY,
     JOIN,
     SORT,
+    TRANSFORMATION,
     WINDOW,
     Dataset,
 )
@@ -42,8 +43,9 @@ from airflow_lineage_provider.lineage.plan.lean import (
     pack_columns,
     ref_code,
 )
+from airflow_lineage_provider.lineage.plan.rowlevel import RowLevel
 from airflow_lineage_provider.lineage.plan.tree import Tree, decode, named_outputs
-from airflow_lineage_provider.lineage.plan.writes import Write, find_write
+from airflow_lineage_provider.lineage.plan.writes import ROW_LEVEL_COMMANDS, Write, find_write
 
 # Nodes whose output is their only child's output, row for row or a subset of rows.
 PASS_THROUGH = frozenset({
@@ -61,8 +63,9 @@ RELATIONS = frozenset({"LogicalRelation", "HiveTableRelation", "DataSourceV2Rela
 # (``createDataFrame`` from Python data) is not a dataset either.
 CONSTANT_LEAVES = frozenset({"LocalRelation", "OneRowRelation", "Range", "EmptyRelation", "LogicalRDD"})
 KNOWN = frozenset({"Project", "Aggregate", "Window", "Join", "Union", "Generate", "Expand", "Intersect",
-                   "Except", "LateralJoin", "WithCTE", "CTERelationRef", "UnionLoop", "UnionLoopRef"}
-                  ) | PASS_THROUGH | RELATIONS | CONSTANT_LEAVES
+                   "Except", "LateralJoin", "WithCTE", "CTERelationRef", "UnionLoop", "UnionLoopRef",
+                   "ScriptTransformation"}
+                  ) | PASS_THROUGH | ROW_LEVEL_COMMANDS | RELATIONS | CONSTANT_LEAVES
 SEMI_JOINS = ("LeftSemi", "LeftAnti", "ExistenceJoin")
 _CONDITIONAL_CLASSES = (".CaseWhen", ".If", ".PivotFirst", ".AggregateExpression")
 
@@ -87,6 +90,9 @@ def digest(record: dict[str, Any]) -> dict[str, Any]:
                      "names them")
     top = builder.node(query)
     builder.note_relations(query)
+    if write and write[0] is None and root.cls in ROW_LEVEL_COMMANDS:
+        target = builder.row_level_target(root)
+        write = (target, query, None)
     out = {k: v for k, v in record.items() if k not in ("plan", "extras")}
     out.update(
         format=LEAN,
@@ -105,7 +111,7 @@ def digest(record: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class _Digest:
+class _Digest(RowLevel):
     """Builds the lean node table of one plan; each raw node is digested once."""
 
     def __init__(self, root: Tree, extras: dict[str, Any]) -> None:
@@ -162,6 +168,8 @@ class _Digest:
             return list(zip(ids, (name for _, name in self.output(node.children[0])))) if node.children else []
         if cls == "WithCTE":
             return self.output(node.children[-1])
+        if cls in ROW_LEVEL_COMMANDS:
+            return self.row_level_columns(node)
         if cls == "LateralJoin":
             right = _lateral_plan(node)
             return self.output(node.children[0]) + (self.output(right) if right is not None else [])
@@ -241,6 +249,8 @@ class _Digest:
             return found
         if cls == "Expand":
             return self._expand(node)
+        if cls in ROW_LEVEL_COMMANDS:
+            return self.row_level(node)
         children = [self.node(k) for k in kids]
         if cls == "Project":
             return self._defining(node, children, "projectList")
@@ -258,6 +268,8 @@ class _Digest:
             return self._leaf(DEF, node, c=children, d=[])
         if cls == "Generate":
             return self._generate(node, children)
+        if cls == "ScriptTransformation":
+            return self._script(node, children)
         if cls == "LateralJoin":
             right = _lateral_plan(node)
             if right is not None:
@@ -297,6 +309,19 @@ class _Digest:
             for e in node.exprs("generatorOutput"):
                 if ex.expr_id(e) is not None:
                     defs += (ex.expr_id(e), None)
+        return self._leaf(DEF, node, c=children, d=defs)
+
+    def _script(self, node: Tree, children: list[int]) -> int:
+        """TRANSFORM ... USING: an external program turns the input rows into the output rows, so
+        every output column may come from every input column, and none is a copy."""
+        inputs = self.output(node.children[0]) if node.children else []
+        text = f"TRANSFORM({', '.join(name for _, name in inputs)}) USING '{node.fields.get('script', '')}'"
+        refs: list[int] = []
+        for eid, _ in inputs:
+            refs += (eid, ref_code(TRANSFORMATION, False, False, False))
+        defs: list[Any] = []
+        for eid, _ in self.output(node):
+            defs += (eid, [text, refs])
         return self._leaf(DEF, node, c=children, d=defs)
 
     def _union_loop(self, node: Tree) -> int:
@@ -403,7 +428,7 @@ class _Digest:
                 table = self.datasets[self._dataset(node)].table
                 if table:
                     out.setdefault(table, _typed_columns(node))
-        if write and write[0] is not None and write[0].table:
+        if write and write[0] is not None and write[0].table and query.cls not in ROW_LEVEL_COMMANDS:
             names = list(write[2] or ()) or [n for _, n in self.output(query)]
             names += [n for n in (self.extras.get("write") or {}).get("static_partitions") or {} if n not in names]
             known = out.get(write[0].table)
@@ -421,9 +446,13 @@ class _Digest:
 
     def _expression(self, expression: Tree, children: list[int]) -> list[Any]:
         refs: list[int] = []
+        paths: list[str] = []
         for r in ex.references(expression):
             refs += (r.expr_id, ref_code(r.subtype, r.masking, r.conditional, ex.is_generated(r.name)))
+            paths.append(r.path)
         subs = self._subqueries(expression, children)
+        if any(paths):
+            return [ex.render(expression), refs, subs, paths]
         return [ex.render(expression), refs, subs] if subs else [ex.render(expression), refs]
 
     def _subqueries(self, expression: Tree, children: list[int]) -> list[list[Any]]:
@@ -441,10 +470,13 @@ class _Digest:
     def _condition(self, expression: Tree | None, subtype: str, scope: list[int]) -> None:
         if expression is None:
             return
-        refs = [r.expr_id for r in ex.references(expression)]
+        found = ex.references(expression)
+        refs = [r.expr_id for r in found]
         subs = self._subqueries(expression, scope)
         if refs or subs:
-            self.conds.append([subtype, refs, subs, scope, False])
+            paths = [r.path for r in found]
+            self.conds.append([subtype, refs, subs, scope, False, paths] if any(paths)
+                              else [subtype, refs, subs, scope, False])
 
     def _conditional_refs(self, expression: Tree, scope: list[int]) -> None:
         refs = [r.expr_id for r in ex.references(expression) if r.conditional]

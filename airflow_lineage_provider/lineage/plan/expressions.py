@@ -56,6 +56,7 @@ class Reference:
     subtype: str  # IDENTITY, TRANSFORMATION or AGGREGATION
     masking: bool
     conditional: bool  # only decides the result (CASE/IF condition), not part of its value
+    path: str = ""  # a struct field read from the attribute: ``city`` of ``info.city``
 
 
 def expr_id(node: Tree) -> int | None:
@@ -73,7 +74,9 @@ def is_identity(node: Tree) -> bool:
     """An attribute copied as is: through aliases and casts that only widen a number."""
     node = strip_alias(node)
     while node.children:
-        if node.cls in ("Cast", "AnsiCast", "UpCast"):
+        if node.cls == "GetStructField" and node.fields.get("name"):
+            pass  # a struct's field, read as it is: the field's own value
+        elif node.cls in ("Cast", "AnsiCast", "UpCast"):
             if not _widens(node.children[0], node.fields.get("dataType")):
                 return False
         elif not is_char_padding(node):
@@ -114,6 +117,14 @@ def _collect(node: Tree, out: list[Reference], identity: bool, agg: bool, maskin
             subtype = AGGREGATION if agg else (IDENTITY if identity else TRANSFORMATION)
             out.append(Reference(eid, str(target.fields.get("name")), subtype, masking, conditional))
         return
+    if cls == "GetStructField":
+        path, base = field_path(node)
+        if path and base.cls == "AttributeReference":
+            eid = expr_id(base)
+            if eid is not None:
+                subtype = AGGREGATION if agg else (IDENTITY if identity else TRANSFORMATION)
+                out.append(Reference(eid, str(base.fields.get("name")), subtype, masking, conditional, path))
+                return
     if (cls in SUBQUERY_EXPRESSIONS and cls != "InSubquery") or cls in RANKING:
         return  # a subquery's children are its outer references: the plan resolver handles both
     if cls == AGGREGATE_WRAPPER:
@@ -148,6 +159,19 @@ def _collect(node: Tree, out: list[Reference], identity: bool, agg: bool, maskin
         return
     for kid in kids:
         _collect(kid, out, identity, agg, masking, conditional)
+
+
+def field_path(node: Tree) -> tuple[str, Tree]:
+    """``("geo.lat", info)`` for ``info.geo.lat``: the struct fields a chain of field reads names,
+    and what it reads them from; ``""`` when a field has no name (read by position)."""
+    names: list[str] = []
+    while node.cls == "GetStructField" and node.children:
+        name = node.fields.get("name")
+        if not name:
+            return "", node
+        names.append(str(name))
+        node = node.children[0]
+    return ".".join(reversed(names)), node
 
 
 def _outer_target(node: Tree) -> Tree | None:

@@ -11,7 +11,7 @@ Lean record (``"format": "lean/2"``)::
     query      index of the node whose output is written
     names      output column names of ``query``
     datasets   [Dataset.to_dict(), ...]; relation nodes point into it ("ds")
-    conds      [[subtype, [exprId, ...], subqueries, scope nodes, every column of scope?], ...]
+    conds      [[subtype, [exprId, ...], subqueries, scope nodes, every column of scope?(, paths)], ...]
     outer      exprIds read by correlated subqueries (they filter the result)
     target     the written Dataset, or null; ``columns`` user-given target column names
     static     static partition columns; ``warnings`` what the digest could not read
@@ -26,7 +26,8 @@ if ``"p"`` (a join, a window, a generator) — see ``outputs``. An
 expression is ``[text, refs]``, or ``[text, refs, subqueries]`` when it has any; refs
 are flat too, ``[exprId, code, ...]`` with ``code = step << 3 | flags`` (step: 0 identity,
 1 transformation, 2 aggregation; flags: 1 masking, 2 conditional, 4 Spark-generated
-name); a subquery is ``[is_scalar, plan node]``. Reading it back is most of
+name); a subquery is ``[is_scalar, plan node]``. An expression that reads struct fields has a
+fourth item, ``paths``: per reference, the field path read from it (``"geo.lat"``) or ``""``. Reading it back is most of
 extraction's cost, hence the flat lists and integer codes: fewer JSON values to build.
 """
 

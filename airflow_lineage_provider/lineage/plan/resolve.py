@@ -196,17 +196,21 @@ class PlanResolver:
         out: list[Origin] = []
         add = out.append
         flat = iter(expression[1])
-        for eid, code in zip(flat, flat):
+        paths = expression[3] if len(expression) > 3 else None
+        for position, (eid, code) in enumerate(zip(flat, flat)):
             if code & _CONDITIONAL:
                 continue
             subtype = _STEPS[code >> 3]
             masked = code & _MASKING > 0
             copy = subtype == IDENTITY  # a copy keeps the text of what it copies,
             generated = code & _GENERATED  # and so does a column Spark generated (a generator's output)
+            path = paths[position] if paths else ""
             for o in self.resolve(below, eid):
                 step = o.subtype if copy or o.subtype == subtype else stronger(subtype, o.subtype)
-                add(_new(Origin, (o.table, o.field, step, (o.expression or text) if copy or generated else text,
-                                  o.masking or masked)))
+                # A struct field of a column copied as it is: the field is the source, named by its path.
+                field = f"{o.field}.{path}" if path and o.subtype == IDENTITY else o.field
+                shown = (o.expression or text) if (copy and not path) or generated else text
+                add(_new(Origin, (o.table, field, step, shown, o.masking or masked)))
         for scalar, plan in expression[2] if len(expression) > 2 else ():
             if scalar:
                 for eid in self.outputs(plan)[:1]:
@@ -229,7 +233,9 @@ class PlanResolver:
     def note_conditions(self, conds: list[list[Any]], outer: list[int]) -> None:
         """Statement-level indirect inputs: every condition of the plan, and subquery correlations."""
         add = self.indirect.add
-        for subtype, refs, subs, scope, every in conds:
+        for cond in conds:
+            subtype, refs, subs, scope, every = cond[:5]
+            paths = cond[5] if len(cond) > 5 else None
             if every:
                 for child in scope:
                     for e in self.outputs(child):
@@ -237,9 +243,11 @@ class PlanResolver:
                             add((o.table, o.field, subtype, o.masking))
                 continue
             limit = max(scope) if scope else -1
-            for eid in refs:
+            for position, eid in enumerate(refs):
+                path = paths[position] if paths else ""
                 for o in self.resolve(limit, eid):
-                    add((o.table, o.field, subtype, o.masking))
+                    add((o.table, f"{o.field}.{path}" if path and o.subtype == IDENTITY else o.field, subtype,
+                         o.masking))
             for _, plan in subs:
                 for e in self.outputs(plan):
                     for o in self.resolve(plan, e):

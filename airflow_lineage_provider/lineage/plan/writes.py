@@ -25,6 +25,7 @@ SAVE = "save"            # DataFrameWriter.save to a data source (files, JDBC)
 V2 = "v2"                # DataSource V2 writes; the capture names the target
 STREAM = "stream"        # a streaming sink
 WRAPPER = "wrapper"      # wraps another write command: the one it wraps is kept
+ROW_LEVEL = "row-level"  # MERGE / UPDATE / DELETE: the command is its own query (``rowlevel.py``)
 
 UNRANKED = 5  # the rank of a command this table does not know
 
@@ -55,7 +56,12 @@ WRITES: dict[str, WriteCommand] = {
     "OverwritePartitionsDynamic": WriteCommand(V2, 1),
     "WriteToMicroBatchDataSourceV1": WriteCommand(STREAM, 1),
     "WriteToMicroBatchDataSource": WriteCommand(STREAM, 1),
+    "MergeIntoTable": WriteCommand(ROW_LEVEL, 1),
+    "UpdateTable": WriteCommand(ROW_LEVEL, 1),
+    "DeleteFromTable": WriteCommand(ROW_LEVEL, 1),
 }
+# Commands whose lineage is their clauses', not a query's output.
+ROW_LEVEL_COMMANDS = frozenset(name for name, command in WRITES.items() if command.family == ROW_LEVEL)
 
 # Parsed (not yet analyzed) statements that write: a dry run analyzes them and never executes them.
 PARSED_WRITES = frozenset({
@@ -133,6 +139,8 @@ def find_write(root: Tree, extras: dict[str, Any]) -> Write | None:
         if write.get("jdbc"):
             return naming.from_jdbc(write["jdbc"].get("url", ""), write["jdbc"].get("table"), mode=mode), query, None
         return naming.from_location(location, table=write.get("table"), mode=mode), query, None
+    if family == ROW_LEVEL:
+        return None, root, None  # the digest names the target from the plan's target relation
     if family in (V2, STREAM) and root.children:
         return _v2_target(root, write, location, mode), root.children[command.query_child], None
     return None

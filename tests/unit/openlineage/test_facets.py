@@ -409,3 +409,26 @@ def test_a_document_that_cannot_be_converted_still_gives_the_job_facets():
     assert lineage.outputs == [] and lineage.job_facets["sql"].query == "INSERT INTO t SELECT 1"
     facet = lineage.run_facets[olf.EXTRACTION_FACET_KEY]
     assert facet.methods == ["none"] and "could not be converted" in facet.warnings[0]
+
+
+def test_struct_fields_read_alone_are_nested_in_the_input_schema(schemas):
+    """``SELECT info.city, info.geo.lat FROM cust``: the inputs name field paths, and the input's
+    schema facet nests them under their column, as OpenLineage's nested schema fields do."""
+    cust = Dataset(namespace="file", name="/wh/cust", table="spark_catalog.default.cust")
+    out = Dataset(namespace="file", name="/wh/out", table="spark_catalog.default.out")
+    statement = StatementLineage(
+        index=0, sql="INSERT INTO out SELECT info.city, info.geo.lat, id FROM cust", method="plan", confidence=1.0,
+        target=out, inputs=(cust,),
+        columns=(("city", (ColumnInput(cust.table, "info.city", expression="info.city"),)),
+                 ("lat", (ColumnInput(cust.table, "info.geo.lat", expression="info.geo.lat"),)),
+                 ("id", (ColumnInput(cust.table, "id", expression="id"),))))
+    event = event_of(olf.lineage_on_complete(LineageReport(statements=(statement,)), statement.sql))
+    validate_event(event, schemas)
+    (source,) = event["inputs"]
+    assert source["facets"]["schema"]["fields"] == [
+        {"name": "info", "fields": [{"name": "city"}, {"name": "geo", "fields": [{"name": "lat"}]}]},
+        {"name": "id"},
+    ]
+    (target,) = event["outputs"]
+    fields = target["facets"]["columnLineage"]["fields"]
+    assert [f["field"] for f in fields["lat"]["inputFields"]] == ["info.geo.lat"]
