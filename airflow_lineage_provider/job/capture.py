@@ -31,6 +31,7 @@ _CATALOG_FIELDS = frozenset({"catalogTable", "tableMeta", "table", "tableDesc"})
 
 def is_write(plan: Any) -> bool:
     """A command whose target is a dataset (temporary views are not)."""
+    plan = jvm.unwrap(plan)
     name = jvm.simple_name(plan)
     return writes.is_write(name, plan.viewType().toString() if name == "CreateViewCommand" else "")
 
@@ -156,6 +157,7 @@ class PlanCapture:
 
     def describe(self, plan: Any) -> dict[str, Any]:
         """The record of one analyzed plan: its JSON and what the JSON loses."""
+        plan = jvm.unwrap(plan)
         parsed = json.loads(plan.toJSON())
         extras: dict[str, Any] = {"tables": {}, "relations": {}}
         try:

@@ -46,6 +46,14 @@ def analyze_only(spark: Any, plan: Any) -> Any:
     return state.executePlan(plan, getattr(module, "MODULE$").SKIP()).analyzed()
 
 
+def unwrap(plan: Any) -> Any:
+    """The command a ``CommandResult`` holds: Spark runs the statement EXECUTE IMMEDIATE names while
+    analyzing it, and the analyzed plan is then the result of the command it ran."""
+    if simple_name(plan) == "CommandResult":
+        return plan.commandLogicalPlan()
+    return plan
+
+
 class TableLocations:
     """Storage locations of catalog tables, asked of the session's external catalog once each."""
 

@@ -109,6 +109,13 @@ class ScriptRunner:
                 self.capture.warnings.append(f"statement {stmt.index + 1} (line {stmt.line}): a SQL scripting block "
                                              "is not analyzed in a dry run; its writes are captured when it runs")
                 return "script"
+            if self.dry_run and kind == "UnresolvedExecuteImmediate":
+                # Spark runs the statement EXECUTE IMMEDIATE names while it analyzes it: a dry run
+                # cannot look at it without running it.
+                self.capture.warnings.append(f"statement {stmt.index + 1} (line {stmt.line}): EXECUTE IMMEDIATE is "
+                                             "not analyzed in a dry run (Spark runs its statement to analyze it); "
+                                             "its lineage is captured when it runs")
+                return "skipped"
             if self.dry_run and kind in PARSED_WRITES:
                 self._analyze_only(stmt, parsed)
                 return "write"

@@ -8,17 +8,7 @@ Tables are named by their last part. The schema is ``data/corpus_schema.sql``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-
-@dataclass(frozen=True)
-class Case:
-    name: str
-    sql: str
-    columns: dict[str, set[str]]
-    indirect: set[str] = field(default_factory=set)
-    target: str | None = None  # table (last part) or "path" for a path write
-
+from tests.integration.case import Case
 
 C = Case
 CASES: list[Case] = [
@@ -229,3 +219,8 @@ CASES: list[Case] = [
     C("insert_overwrite_directory", "INSERT OVERWRITE DIRECTORY '/tmp/airflow-lineage-corpus-dir' USING parquet "
       "SELECT id, name FROM emp", {"id": {"emp.id:I"}, "name": {"emp.name:I"}}, target="path"),
 ]
+
+# Spark 4 SQL and lakehouse writes, kept in their own module (it imports ``Case`` from here).
+from tests.integration.corpus_spark4 import SPARK4_CASES  # noqa: E402
+
+CASES += SPARK4_CASES

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 from airflow_lineage_provider.lineage import functions
 from airflow_lineage_provider.lineage.model import AGGREGATION, IDENTITY, TRANSFORMATION, widens
@@ -74,7 +75,7 @@ def is_identity(node: Tree) -> bool:
     """An attribute copied as is: through aliases and casts that only widen a number."""
     node = strip_alias(node)
     while node.children:
-        if node.cls == "GetStructField" and node.fields.get("name"):
+        if node.cls == "GetStructField" and struct_field_name(node):
             pass  # a struct's field, read as it is: the field's own value
         elif node.cls in ("Cast", "AnsiCast", "UpCast"):
             if not _widens(node.children[0], node.fields.get("dataType")):
@@ -166,12 +167,39 @@ def field_path(node: Tree) -> tuple[str, Tree]:
     and what it reads them from; ``""`` when a field has no name (read by position)."""
     names: list[str] = []
     while node.cls == "GetStructField" and node.children:
-        name = node.fields.get("name")
+        name = struct_field_name(node)
         if not name:
             return "", node
         names.append(str(name))
         node = node.children[0]
     return ".".join(reversed(names)), node
+
+
+def struct_field_name(node: Tree) -> str | None:
+    """The name of the field a ``GetStructField`` reads. Spark leaves it out where it expanded
+    ``info.*`` itself: then it is the struct type's field at the node's ordinal."""
+    name = node.fields.get("name")
+    if name:
+        return str(name)
+    fields = _struct_fields(node.children[0]) if node.children else None
+    ordinal = node.fields.get("ordinal")
+    if fields and isinstance(ordinal, int) and 0 <= ordinal < len(fields) and isinstance(fields[ordinal], dict):
+        return str(fields[ordinal].get("name") or "") or None
+    return None
+
+
+def _struct_fields(node: Tree) -> list[Any] | None:
+    """The fields of the struct an expression gives: from an attribute's type, or the field of a
+    struct read from one."""
+    if node.cls == "GetStructField" and node.children:
+        fields = _struct_fields(node.children[0])
+        ordinal = node.fields.get("ordinal")
+        if fields and isinstance(ordinal, int) and 0 <= ordinal < len(fields) and isinstance(fields[ordinal], dict):
+            node_type = fields[ordinal].get("type")
+            return node_type.get("fields") if isinstance(node_type, dict) else None
+        return None
+    data_type = node.fields.get("dataType")
+    return data_type.get("fields") if isinstance(data_type, dict) else None
 
 
 def _outer_target(node: Tree) -> Tree | None:
@@ -269,7 +297,7 @@ def render(node: Tree) -> str:
     if cls == "LambdaFunction" and kids:
         return _lambda(node)
     if cls == "GetStructField" and kids:
-        name = f.get("name")
+        name = struct_field_name(node)
         return f"{render(kids[0])}.{_ident(str(name))}" if name else f"{render(kids[0])}[{f.get('ordinal')}]"
     if cls == "GetArrayStructFields" and kids:
         name = (f.get("field") or {}).get("name") if isinstance(f.get("field"), dict) else None
