@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
@@ -169,7 +170,7 @@ class SparkLineageHook(SparkSubmitHook):
                 submit_error = e
             try:
                 with dump_location.fetched(dump) as local:
-                    result = read_dump(local)
+                    result = read_dump(local, _json_loads())
             except dump_location.DumpLocationError as e:
                 result = JobResult(warnings=[str(e)])
         finally:
@@ -233,3 +234,12 @@ def job_package_zip(directory: str | None = None) -> str:
                 zf.write(package / module, f"airflow_lineage_provider/{module}")
         os.replace(tmp, target)
     return str(target)
+
+
+def _json_loads() -> Callable[[str], Any]:
+    """orjson's parser where it is installed (a dependency of the provider), else the json module's."""
+    try:
+        import orjson
+    except ImportError:  # a worker that installed the provider without its dependencies
+        return json.loads
+    return orjson.loads

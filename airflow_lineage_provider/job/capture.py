@@ -214,15 +214,22 @@ def nest_writes(events: list[tuple[int, Any]], rank: Callable[[Any], int]) -> li
 
 
 def digested(record: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
-    """The record with its lean plan (``lineage/plan/digest.py``), digested in the driver while Spark
-    runs on; Spark's own JSON, with a warning, if that fails (the hook digests it again)."""
-    try:
-        from airflow_lineage_provider.lineage.plan.digest import digest
+    """The record with its lean plan (``lineage/plan/digest.py``) and its resolved lineage, both worked
+    out in the driver while Spark runs on, so that the hook only reads them. Spark's own JSON, with a
+    warning, if the digest fails, and no lineage if the resolution does (the hook does either again)."""
+    from airflow_lineage_provider.lineage.plan import resolve
+    from airflow_lineage_provider.lineage.plan.digest import digest
 
-        return digest(record)
+    try:
+        lean = digest(record)
     except Exception as e:  # noqa: BLE001 - lineage never breaks the job
         warnings.append(f"plan digest failed, dumped Spark's JSON: {e.__class__.__name__}: {e}")
         return record
+    try:
+        lean[resolve.RESOLVED] = resolve.resolved(resolve.extract(lean))
+    except Exception as e:  # noqa: BLE001 - lineage never breaks the job
+        warnings.append(f"plan lineage not resolved in the driver: {e.__class__.__name__}: {e}")
+    return lean
 
 
 def deduplicate(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -262,12 +262,30 @@ class PlanResolver:
                 for table, field, subtype, masking in self.indirect]
 
 
+# The key of a lean record's lineage, resolved in the driver (``job/capture.digested``): the hook
+# then reads the statement's lineage instead of resolving the plan again.
+RESOLVED = "lineage"
+
+
+def resolved(statement: StatementLineage) -> dict[str, Any]:
+    """A statement's lineage as a record keeps it: the document without the SQL, which the record
+    holds already (and which is scrubbed of credentials where it is read)."""
+    out = statement.to_dict()
+    del out["sql"]
+    return out
+
+
 def extract(record: dict[str, Any]) -> StatementLineage:
-    """Lineage of one captured record, raw (``"plan"``, ``"extras"``) or already digested.
+    """Lineage of one captured record, raw (``"plan"``, ``"extras"``) or already digested, or already
+    resolved in the driver.
 
     The resolver builds many small acyclic objects; Python's cyclic garbage
     collector would rescan them again and again, so it is paused for the call.
     """
+    done = record.get(RESOLVED)
+    if done is not None and lean.is_lean(record):
+        return StatementLineage.from_dict({**done, "index": int(record.get("index", done.get("index", 0))),
+                                           "sql": str(record.get("sql", ""))})
     paused = gc.isenabled()
     gc.disable()
     try:

@@ -103,3 +103,20 @@ def test_records_without_target_are_never_merged():
     b = {"plan": [{"class": "org.apache.spark.sql.catalyst.plans.logical.Project"}], "extras": {}}
     assert a == b and target_key(a) != target_key(b)
     assert [id(r) for r in deduplicate([a, b])] == [id(a), id(b)]
+
+
+@pytest.mark.parametrize("name", ["seed_join", "seed_single_table", "ctas_upper"])
+def test_the_lineage_the_driver_resolves_is_the_one_the_hook_would(name):
+    """The driver dumps each record's lineage beside its lean plan; the hook reads it instead of
+    resolving again, and must read the very document it would have resolved."""
+    from airflow_lineage_provider.job.capture import digested
+    from airflow_lineage_provider.lineage.plan import resolve
+    from airflow_lineage_provider.lineage.plan.digest import digest
+    from tests.helpers import plan_record
+
+    warnings: list[str] = []
+    dumped = digested(plan_record(name), warnings)
+    assert warnings == [] and resolve.RESOLVED in dumped and "sql" not in dumped[resolve.RESOLVED]
+    plan_only = {k: v for k, v in digest(plan_record(name)).items() if k != resolve.RESOLVED}
+    assert resolve.extract(dumped) == resolve.extract(plan_only)
+    assert resolve.extract(dumped).to_dict() == resolve.extract(plan_record(name)).to_dict()
