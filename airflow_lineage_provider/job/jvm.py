@@ -246,6 +246,15 @@ def _v2_write(plan: Any, location: TableLocations) -> dict[str, Any]:
     return {**info, "mode": mode, "location": (info.get("paths") or [None])[0]}
 
 
+def _row_level(plan: Any, location: TableLocations) -> dict[str, Any]:
+    """ReplaceData / WriteDelta: the table a MERGE, UPDATE or DELETE rewrites (the mode is the
+    digest's to tell, from the plan)."""
+    target = plan.table()
+    info = describe_v2_table(target.table(), target.catalog(), target.identifier()) \
+        if simple_name(target) == "DataSourceV2Relation" else {}
+    return {**info, "location": (info.get("paths") or [None])[0]}
+
+
 def _v2_ctas(plan: Any, location: TableLocations) -> dict[str, Any]:
     resolved = plan.name()
     label = f"{resolved.catalog().name()}.{resolved.identifier().toString()}".lower()
@@ -285,6 +294,9 @@ _WRITE_READERS: dict[str, Callable[[Any, TableLocations], dict[str, Any]]] = {
     "AppendData": _v2_write,
     "OverwriteByExpression": _v2_write,
     "OverwritePartitionsDynamic": _v2_write,
+    "ReplaceData": _row_level,
+    "WriteDelta": _row_level,
+    "InsertOnlyMerge": _row_level,
     "CreateTableAsSelect": _v2_ctas,
     "ReplaceTableAsSelect": _v2_ctas,
     "WriteToMicroBatchDataSourceV1": _stream,

@@ -13,6 +13,17 @@ the target and source plans: the resolver unions a column's rows as it does for
 GROUPING SETS. Its outputs reuse the target's exprIds, so the expressions below
 read the target's columns as they were.
 
+Two plan shapes say the same thing. The analyzed ``MergeIntoTable`` / ``UpdateTable`` /
+``DeleteFromTable`` (a dry run, or a table format with commands of its own) lists the
+clauses. For a table with row-level support (Iceberg's, or any DataSource V2 table that
+implements ``SupportsRowLevelOperations``), Spark's analyzer rewrites them into
+``ReplaceData`` (copy-on-write) or ``WriteDelta`` (merge-on-read) over a query whose
+rows each carry an operation code: ``MergeRows`` instructions for a MERGE, a projection
+for an UPDATE or DELETE. The rows that write values (update, insert, reinsert) are the
+clauses; rows carried over unchanged (copy-on-write rewrites every row of a file), deleted
+or discarded write nothing, and the operation, row id and metadata columns of the
+rewrite (``__row_operation``, ``_file``, ``_pos``) are never target columns.
+
 This module is a mixin of the digest's builder (``digest._Digest``): it uses the
 builder's nodes, expressions and conditions, and the digest calls it for the
 commands ``writes.ROW_LEVEL`` names.
@@ -30,6 +41,10 @@ from airflow_lineage_provider.lineage.plan.tree import Tree
 
 # The write mode a row-level command gives its target in the document.
 MODES = {"MergeIntoTable": "merge", "UpdateTable": "update", "DeleteFromTable": "delete"}
+REWRITTEN = frozenset({"ReplaceData", "WriteDelta", "InsertOnlyMerge"})
+# Spark's operation codes of a rewritten row (``RowDeltaUtils``): the ones that write values.
+_UPDATE, _INSERT, _REINSERT = 2, 3, 4
+_WRITES_VALUES = frozenset({_UPDATE, _INSERT, _REINSERT})
 _NULL: list[Any] = ["NULL", []]  # a value with no source: a column an INSERT clause leaves out
 
 
@@ -51,6 +66,9 @@ class RowLevel:
 
     def row_level_columns(self, node: Tree) -> list[tuple[int, str]]:
         """(exprId, name) of the target columns some clause writes, in the table's order."""
+        if node.cls in REWRITTEN:
+            rewrite = self._rewrite(node)
+            return rewrite.columns if rewrite.rows else []
         written: set[int] = set()
         for clause in self._clauses(node):
             if clause.keeps:
@@ -60,6 +78,8 @@ class RowLevel:
 
     def row_level(self, node: Tree) -> int:
         """The lean EXPAND node of a row-level command: one row of values per clause."""
+        if node.cls in REWRITTEN:
+            return self._rewritten(node)
         target_plan = _target_plan(node)
         children = [self.node(target_plan)]  # type: ignore[attr-defined]
         source = node.children[1] if node.cls == "MergeIntoTable" and len(node.children) > 1 else None
@@ -78,13 +98,49 @@ class RowLevel:
 
     def row_level_target(self, node: Tree) -> Dataset | None:
         """The written table: the relation under the command's target plan."""
+        mode = MODES.get(node.cls) or self._rewrite(node).mode
+        write = self.extras.get("write") or {}  # type: ignore[attr-defined]
+        if node.cls in REWRITTEN and write.get("table"):
+            return naming.from_location(write.get("location"), table=write["table"], mode=mode)
         for found in _target_plan(node).walk():
             if found.cls in ("LogicalRelation", "HiveTableRelation", "DataSourceV2Relation"):
                 dataset = self._name_relation(found)  # type: ignore[attr-defined]
-                return Dataset(namespace=dataset.namespace, name=dataset.name, table=dataset.table,
-                               mode=MODES.get(node.cls))
-        table = (self.extras.get("write") or {}).get("table")  # type: ignore[attr-defined]
-        return naming.from_location(None, table=table, mode=MODES.get(node.cls)) if table else None
+                return Dataset(namespace=dataset.namespace, name=dataset.name, table=dataset.table, mode=mode)
+        table = write.get("table")
+        return naming.from_location(None, table=table, mode=mode) if table else None
+
+    # -- the rewritten shapes --------------------------------------------------------------------
+
+    def _rewrite(self, node: Tree) -> _Rewrite:
+        cached = node._cache.get("rewrite")
+        if cached is None:
+            cached = node._cache["rewrite"] = _read_rewrite(node, self.output)  # type: ignore[attr-defined]
+        return cached
+
+    def _anti_join_is_the_merge_condition(self, rewrite: _Rewrite, before: int) -> None:
+        """Spark turned the MERGE's ON condition into the anti join that finds the rows to insert:
+        it is the statement's JOIN condition, as in the MERGE the user wrote, not a filter."""
+        join = rewrite.below[0] if rewrite.below else None
+        if join is None or join.cls != "Join" or join.expr("condition") is None:
+            return
+        refs = [r.expr_id for r in ex.references(join.expr("condition"))]
+        for cond in self.conds[before:]:  # type: ignore[attr-defined]
+            if cond[0] == FILTER and cond[1] == refs:
+                cond[0] = JOIN
+
+    def _rewritten(self, node: Tree) -> int:
+        rewrite = self._rewrite(node)
+        before = len(self.conds)  # type: ignore[attr-defined]
+        children = [self.node(plan) for plan in rewrite.below]  # type: ignore[attr-defined]
+        if node.cls == "InsertOnlyMerge":
+            self._anti_join_is_the_merge_condition(rewrite, before)
+        self.note_relations(node)  # type: ignore[attr-defined]
+        if not rewrite.merge:  # an UPDATE's or DELETE's WHERE; a MERGE's ON is its join's condition
+            self._condition(node.expr("condition"), FILTER, children)  # type: ignore[attr-defined]
+        for condition in rewrite.conditions:
+            self._condition(condition, CONDITIONAL, children)  # type: ignore[attr-defined]
+        rows = [[self._value(value, children) for value in row] for row in rewrite.rows]
+        return self._leaf(EXPAND, node, c=children, rows=rows)  # type: ignore[attr-defined]
 
     # -- clauses --------------------------------------------------------------------------------
 
@@ -129,7 +185,97 @@ class RowLevel:
 
 # -- raw-plan helpers ----------------------------------------------------------------------------
 
+class _Rewrite:
+    """What a ReplaceData / WriteDelta writes: the query's data columns, one row of values per
+    instruction that writes values, the instructions' conditions, and the plan they read."""
+
+    __slots__ = ("columns", "rows", "conditions", "below", "merge", "mode")
+
+    def __init__(self, columns: list[tuple[int, str]], rows: list[list[Tree]], conditions: list[Tree],
+                 below: Tree | list[Tree] | None, merge: bool) -> None:
+        self.columns = columns
+        self.rows = rows
+        self.conditions = conditions
+        self.below: list[Tree] = below if isinstance(below, list) else [below] if below is not None else []
+        self.merge = merge
+        self.mode = "merge" if merge else "update" if rows else "delete"
+
+
+def _read_rewrite(node: Tree, output: Any) -> _Rewrite:
+    query = node.children[0] if node.children else None
+    if query is None:
+        return _Rewrite([], [], [], None, merge=False)
+    table = node.plan("table")
+    data = {name for _, name in output(table)} if table is not None else set()
+    out = output(query)
+    below = query.children[0] if query.children else None
+    if node.cls == "InsertOnlyMerge":
+        # A MERGE with INSERT clauses only, rewritten into an append of the source rows the target has
+        # none of: the values are the projection's, and a column the INSERT leaves out is NULL.
+        items = [ex.strip_alias(e) for e in query.exprs("projectList")] if query.cls == "Project" else []
+        positions = [i for i, (_, name) in enumerate(out)
+                     if name in data and i < len(items) and not _is_null(items[i])]
+        return _Rewrite([out[i] for i in positions], [[items[i] for i in positions]] if positions else [], [],
+                        below, merge=True)
+    # The first column is the operation; then the table's columns; then row ids and metadata.
+    positions = [i for i, (_, name) in enumerate(out) if i > 0 and name in data]
+    columns = [out[i] for i in positions]
+    if query.cls == "MergeRows":
+        rows, conditions = [], []
+        for name in ("matchedInstructions", "notMatchedInstructions", "notMatchedBySourceInstructions"):
+            for instruction in query.exprs(name):
+                kids = instruction.children
+                if not kids:
+                    continue
+                conditions.append(kids[0])
+                values = kids[1:]
+                halves = [values[:len(values) // 2], values[len(values) // 2:]] \
+                    if instruction.cls.endswith("Split") else [values]
+                for half in halves:
+                    if half and _operation(half[0]) in _WRITES_VALUES:
+                        rows.append([half[i] for i in positions if i < len(half)])
+        return _Rewrite(columns, rows, conditions, below, merge=True)
+    # An UPDATE or DELETE: a projection (or, when the condition has a subquery, a UNION of one for the
+    # rows it changes and one for the rows it carries over), its first column the operation.
+    projections = [query] if query.cls == "Project" else \
+        [c for c in query.children if c.cls == "Project"] if query.cls == "Union" else []
+    rows = []
+    for projection in projections:
+        items = [ex.strip_alias(e) for e in projection.exprs("projectList")]
+        if not items:
+            continue
+        operation = items[0]
+        if operation.cls == "If" and len(operation.children) == 3:
+            # Copy-on-write UPDATE: every row is rewritten, ``if(cond, new, old)``: the clause is ``new``.
+            if _operation(operation.children[1]) in _WRITES_VALUES:
+                rows.append([_then(items[i]) for i in positions if i < len(items)])
+        elif _operation(operation) in _WRITES_VALUES:
+            rows.append([items[i] for i in positions if i < len(items)])
+    below = [p.children[0] for p in projections if p.children] if query.cls == "Union" else below
+    return _Rewrite(columns, rows, [], below, merge=False)
+
+
+def _operation(expression: Tree) -> int | None:
+    """The operation code a rewritten row's first column holds (a literal)."""
+    if expression.cls == "Literal":
+        try:
+            return int(str(expression.fields.get("value")))
+        except ValueError:
+            return None
+    return None
+
+
+def _is_null(expression: Tree) -> bool:
+    return expression.cls == "Literal" and expression.fields.get("value") is None
+
+
+def _then(expression: Tree) -> Tree:
+    return expression.children[1] if expression.cls == "If" and len(expression.children) == 3 else expression
+
+
 def _target_plan(node: Tree) -> Tree:
+    if node.cls in REWRITTEN:
+        return node.plan("table") or node.children[0]
     field = "targetTable" if node.cls == "MergeIntoTable" else "table"
     index = node.fields.get(field)
     if isinstance(index, int) and index < len(node.children):

@@ -59,6 +59,9 @@ WRITES: dict[str, WriteCommand] = {
     "MergeIntoTable": WriteCommand(ROW_LEVEL, 1),
     "UpdateTable": WriteCommand(ROW_LEVEL, 1),
     "DeleteFromTable": WriteCommand(ROW_LEVEL, 1),
+    "ReplaceData": WriteCommand(ROW_LEVEL, 1),
+    "WriteDelta": WriteCommand(ROW_LEVEL, 1),
+    "InsertOnlyMerge": WriteCommand(ROW_LEVEL, 1),
 }
 # Commands whose lineage is their clauses', not a query's output.
 ROW_LEVEL_COMMANDS = frozenset(name for name, command in WRITES.items() if command.family == ROW_LEVEL)
