@@ -8,6 +8,7 @@ import pytest
 
 from airflow_lineage_provider import local_spark
 from tests.helpers import DATA, analyzed_record
+from tests.rowlevel import rowlevel_conf
 
 
 @pytest.fixture(scope="session")
@@ -18,7 +19,8 @@ def spark():
         os.environ.setdefault(key, value)
     state = os.path.join(os.environ["AIRFLOW_HOME"], "spark_inprocess")
     builder = SparkSession.builder.master("local[2]").appName("airflow-lineage-tests")
-    for key, value in local_spark.local_conf(state).items():
+    # The row-level test catalog ``rowcat`` (tests/rowlevel.py): MERGE, UPDATE and DELETE really run.
+    for key, value in {**local_spark.local_conf(state), **rowlevel_conf()}.items():
         builder = builder.config(key, value)
     session = builder.enableHiveSupport().getOrCreate()
     yield session
