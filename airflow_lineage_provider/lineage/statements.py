@@ -83,10 +83,11 @@ class _Block:
     """Nesting inside a scripting block: BEGIN and CASE open, a bare END or END CASE closes.
     Other statements never count, so ``depth`` stays 0 and semicolons end them."""
 
-    __slots__ = ("depth",)
+    __slots__ = ("depth", "closing")
 
     def __init__(self, depth: int = 0) -> None:
         self.depth = depth
+        self.closing = False  # the word after END names what it closes (END IF, END CASE): not an opener
 
     @classmethod
     def starting(cls, script: str, start: int, end: int) -> _Block:
@@ -100,11 +101,16 @@ class _Block:
 
     def word(self, script: str, start: int, end: int) -> None:
         word = script[start:end].upper()
+        if self.closing:
+            self.closing = False
+            if word in _END_KEYWORDS or word == "CASE":
+                return
         if word in ("BEGIN", "CASE"):
             self.depth = 1 if self.depth == -1 else self.depth + 1
         elif word == "END" and self.depth > 0:
             after = script[end:end + 12].lstrip()
             following = after.split(None, 1)[0].rstrip(";").upper() if after else ""
+            self.closing = following in _END_KEYWORDS or following == "CASE"
             if following not in _END_KEYWORDS:
                 self.depth -= 1
 

@@ -102,3 +102,43 @@ def test_driver_dumps_lean_plans_that_the_hook_reads_back(tmp_path):
     assert name["name"] == {("ods_users", "name", "TRANSFORMATION"), ("dim_company", "company_name", "TRANSFORMATION")}
     assert name["p"] == {("ods_users", "birthday", "TRANSFORMATION")}
     assert name["id"] == {("ods_users", "id", "IDENTITY")}
+
+
+SCRIPTED = """CREATE TABLE src_s (x INT, y STRING) USING parquet;
+CREATE TABLE dst_s (x INT, y STRING) USING parquet;
+INSERT INTO src_s VALUES (1, 'a'), (2, 'b');
+BEGIN
+  DECLARE v INT DEFAULT 10;
+  INSERT INTO dst_s SELECT x + v, upper(y) FROM src_s;
+  IF v > 5 THEN
+    INSERT INTO dst_s SELECT x, y FROM src_s WHERE x > 1;
+  END IF;
+END;
+EXECUTE IMMEDIATE 'INSERT INTO dst_s SELECT x * 2, y FROM src_s';
+SELECT count(*) AS n FROM dst_s;
+"""
+
+
+def test_a_scripting_block_and_execute_immediate_report_each_write_they_run(tmp_path):
+    proc = extract(tmp_path, SCRIPTED, "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    writes = [s for s in doc["statements"] if s["target"] and s["target"]["table"] == "spark_catalog.default.dst_s"]
+    edges = [{(c, i["field"], i["subtype"]) for c, inputs in s["columns"].items() for i in inputs} for s in writes]
+    # Two writes inside the block (statement 4), each its own, and the one EXECUTE IMMEDIATE ran (5).
+    assert [s["index"] for s in writes] == [3, 3, 4]
+    assert edges == [{("x", "x", "TRANSFORMATION"), ("y", "y", "TRANSFORMATION")},
+                     {("x", "x", "IDENTITY"), ("y", "y", "IDENTITY")},
+                     {("x", "x", "TRANSFORMATION"), ("y", "y", "IDENTITY")}]
+    assert {i["field"] + ":" + i["subtype"] for i in writes[1]["indirect"]} == {"x:FILTER"}
+    assert {e for s in writes for _, inputs in s["columns"].items() for e in (i["expression"] for i in inputs)} >= {
+        "(src_s.x + v)", "(src_s.x * 2)"}
+
+
+def test_a_dry_run_skips_what_spark_would_run_to_analyze_it_and_says_so(tmp_path):
+    proc = extract(tmp_path, SCRIPTED, "--dry-run", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert [s["index"] for s in doc["statements"] if s["target"]] == [2]  # the INSERT ... VALUES only
+    assert any("statement 4 (line 4): a SQL scripting block is not analyzed in a dry run" in w for w in doc["warnings"])
+    assert any("statement 5 (line 11): EXECUTE IMMEDIATE is not analyzed in a dry run" in w for w in doc["warnings"])

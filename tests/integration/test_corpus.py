@@ -38,6 +38,8 @@ def test_corpus_is_large_and_names_are_unique():
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_case(corpus, analyze, case: Case):
     st = analyze(case.sql)
+    names = [c for c, _ in st.columns]
+    assert all(names) and len(set(names)) == len(names), "a target column is never unnamed, never named twice"
     assert direct(st) == case.columns
     assert list(dict(st.columns)) == list(case.columns), "columns in the target's order"
     assert indirect(st) == case.indirect

@@ -107,3 +107,33 @@ def test_first_line(sql, first_line):
 def test_first_line_of_split_statement():
     [stmt] = split_statements("  -- c\n  INSERT OVERWRITE t\n  SELECT * FROM u;")
     assert stmt.first_line == "INSERT OVERWRITE t"
+
+
+SCRIPTING = """CREATE TABLE a (x INT);
+BEGIN
+  DECLARE v INT DEFAULT 1;
+  INSERT INTO a VALUES (v);
+  IF v > 0 THEN INSERT INTO a SELECT CASE WHEN x > 1 THEN x END FROM a; END IF;
+  WHILE v < 3 DO SET v = v + 1; END WHILE;
+  REPEAT SET v = v - 1; UNTIL v < 1 END REPEAT;
+  inner: BEGIN SELECT 1; END;
+  CASE v WHEN 0 THEN SELECT 'zero'; ELSE SELECT 'other'; END CASE;
+END;
+lbl: BEGIN INSERT INTO a VALUES (1); END;
+SELECT CASE WHEN 1 = 1 THEN 'end' END AS begin_x;
+SELECT 1"""
+
+
+def test_a_scripting_block_is_one_statement_with_its_inner_semicolons():
+    statements = split_statements(SCRIPTING)
+    assert [s.line for s in statements] == [1, 2, 11, 12, 13]
+    block = statements[1].sql
+    assert block.startswith("BEGIN\n  DECLARE v INT DEFAULT 1;") and block.endswith("END CASE;\nEND")
+    assert statements[2].sql == "lbl: BEGIN INSERT INTO a VALUES (1); END"
+    # BEGIN and END inside a string, a name or a plain statement's CASE change nothing.
+    assert statements[3].sql == "SELECT CASE WHEN 1 = 1 THEN 'end' END AS begin_x"
+
+
+def test_begin_inside_a_string_or_comment_opens_no_block():
+    statements = split_statements("SELECT 'BEGIN'; -- BEGIN\nSELECT `begin`; /* BEGIN */ SELECT 2")
+    assert [s.sql for s in statements] == ["SELECT 'BEGIN'", "SELECT `begin`", "SELECT 2"]
