@@ -241,7 +241,7 @@ class SqlExtractor:
         if isinstance(target, exp.Schema):
             listed = [e.name for e in target.expressions]
             target = target.this
-        query = tree.expression
+        query = _with_outer_ctes(tree, tree.expression)
         if not isinstance(target, exp.Table) or not isinstance(query, (exp.Query, exp.Values)):
             return [_none(index, sql, "this INSERT form is not covered by the static extractor")]
         name = self._table_name(target)
@@ -257,7 +257,10 @@ class SqlExtractor:
         produced = result.columns
         if info is not None:
             table_cols = info.names
-            if listed:
+            if tree.args.get("by_name"):  # INSERT ... BY NAME: the query's names pick the columns
+                by_name = {c.lower(): o for c, o in produced}
+                columns = [(c, by_name.get(c.lower(), frozenset())) for c in table_cols]
+            elif listed:
                 by_name = {c.lower(): o for c, (_, o) in zip(listed, produced)}
                 columns = [(c, by_name.get(c.lower(), frozenset())) for c in table_cols]
             else:
@@ -326,6 +329,26 @@ class SqlExtractor:
         result = _Resolver(self.catalog, self._sql, qualified, using).run()
         result.columns = [(names.get(c.lower(), c), o) for c, o in result.columns]
         return result
+
+
+# sqlglot's name for a statement's WITH clause (``with_`` in recent releases).
+_WITH = "with_" if "with_" in exp.Select.arg_types else "with"
+
+
+def _with_outer_ctes(statement: exp.Expression, query: exp.Expression | None) -> exp.Expression | None:
+    """Spark lets a statement's CTEs come first (``WITH c AS (..) INSERT INTO t SELECT .. FROM c``):
+    sqlglot keeps them on the statement, so they go onto the query they name tables for."""
+    outer = statement.args.get(_WITH)
+    if outer is None or not isinstance(query, exp.Query):
+        return query
+    inner = query.args.get(_WITH)
+    if inner is None:
+        query.set(_WITH, outer)
+    else:
+        inner.set("expressions", [*outer.expressions, *inner.expressions])
+        inner.set("recursive", bool(outer.args.get("recursive") or inner.args.get("recursive")))
+    statement.set(_WITH, None)
+    return query
 
 
 def _none(index: int, sql: str, warning: str) -> StatementLineage:
