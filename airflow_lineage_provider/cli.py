@@ -109,7 +109,8 @@ def _extract_static(args: argparse.Namespace, script: str) -> int:
 def _extract_plan(args: argparse.Namespace, script: str) -> int:
     from airflow_lineage_provider import local_spark
     from airflow_lineage_provider.job.dump import SCRIPT, read_dump
-    from airflow_lineage_provider.lineage.extract import from_records
+    from airflow_lineage_provider.lineage.extract import from_records, with_static_agreement
+
     conf = dict(kv.split("=", 1) for kv in args.conf if "=" in kv)
     dump = tempfile.mkdtemp(prefix="airflow-lineage-cli-")
     scratch = None
@@ -127,7 +128,7 @@ def _extract_plan(args: argparse.Namespace, script: str) -> int:
         shutil.rmtree(dump, ignore_errors=True)
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)
-    report = from_records(result.records, result.warnings)
+    report = with_static_agreement(from_records(result.records, result.warnings), script, result.records)
     errors = [s["error"] for s in result.statements if s.get("error")]
     if result.error and not errors:
         errors = [result.error]

@@ -70,6 +70,28 @@ def static(sql: str, *, schema: Any = None, warehouse: str | None = None, cache:
     )
 
 
+def with_static_agreement(report: LineageReport, sql: str, records: Iterable[dict[str, Any]] = (), *,
+                          schema: Any = None, cache: Any = None, warehouse: str | None = None) -> LineageReport:
+    """The plan ``report`` with each statement's agreement with the static lineage of its script
+    (``lineage/agreement.py``). The static extractor is told every table the plans saw, with its
+    columns, as a run's next START lineage would be. Never raises: a failure is a report warning."""
+    from airflow_lineage_provider.lineage.agreement import with_agreement
+    from airflow_lineage_provider.lineage.schema_cache import SchemaCache
+
+    try:
+        seen = SchemaCache(None)
+        if cache is not None:
+            for table in cache.tables():
+                seen.put(table, cache.get(table) or [])
+        for record in records:
+            for table, columns in (record.get("schemas") or {}).items():
+                seen.put(table, unpack_columns(columns))
+        return with_agreement(report, static(sql, schema=schema, warehouse=warehouse, cache=seen))
+    except Exception as e:  # lineage never breaks the job
+        log.warning("the agreement check failed: %s", e, exc_info=True)
+        return report.with_warning(f"the static agreement check failed: {e.__class__.__name__}: {e}")
+
+
 def format_table(report: LineageReport) -> str:
     """One line per edge: target column <- source column, with subtype and expression."""
     lines: list[str] = []
@@ -89,6 +111,11 @@ def format_table(report: LineageReport) -> str:
             lines.append(f"  {'(indirect)'.ljust(width)} <- {inp.table}.{inp.field}  {inp.subtype}")
         for w in st.warnings:
             lines.append(f"  warning: {w}")
+        if st.agreement is not None and st.agreement.static != "same":
+            note = f" ({st.agreement.reason})" if st.agreement.reason else ""
+            lines.append(f"  static lineage: {st.agreement.static}{note}")
+            lines += [f"    only plan:   {e}" for e in st.agreement.only_plan]
+            lines += [f"    only static: {e}" for e in st.agreement.only_static]
     for w in report.warnings:
         lines.append(f"warning: {w}")
     return "\n".join(lines)

@@ -165,6 +165,40 @@ def direct_inputs(origins: Iterable[Origin]) -> tuple[ColumnInput, ...]:
                          for o in origins), key=INPUT_ORDER))
 
 
+SAME = "same"
+DIFFERS = "differs"
+UNAVAILABLE = "unavailable"
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Whether the static extractor, run on the same statement, found the plan's lineage.
+
+    ``static``: ``same``, ``differs`` (the edges each found alone are listed, as
+    ``column <- table.field SUBTYPE``, ``(indirect) <- table.field SUBTYPE`` for an
+    indirect one) or ``unavailable`` (``reason`` says why: no SQL text, or the static
+    extractor gave no lineage for it). A differing statement is the first place to look
+    when lineage looks wrong.
+    """
+
+    static: str
+    only_plan: tuple[str, ...] = ()
+    only_static: tuple[str, ...] = ()
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"static": self.static, "only_plan": list(self.only_plan),
+                               "only_static": list(self.only_static)}
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Agreement:
+        return cls(static=str(d.get("static", UNAVAILABLE)), only_plan=tuple(d.get("only_plan") or ()),
+                   only_static=tuple(d.get("only_static") or ()), reason=str(d.get("reason") or ""))
+
+
 @dataclass(frozen=True)
 class StatementLineage:
     """Lineage of one write (or bare query) of the script's statement ``index``."""
@@ -178,6 +212,7 @@ class StatementLineage:
     columns: tuple[tuple[str, tuple[ColumnInput, ...]], ...] = ()
     indirect: tuple[ColumnInput, ...] = ()
     warnings: tuple[str, ...] = ()
+    agreement: Agreement | None = None  # plan lineage only: the static extractor's view of it
 
     @classmethod
     def of(cls, *, index: int, sql: str, method: str, confidence: float, target: Dataset | None,
@@ -195,7 +230,7 @@ class StatementLineage:
         return dict(self.columns)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "index": self.index,
             "sql": self.sql,
             "method": self.method,
@@ -206,6 +241,9 @@ class StatementLineage:
             "indirect": [c.to_dict() for c in self.indirect],
             "warnings": list(self.warnings),
         }
+        if self.agreement is not None:
+            out["agreement"] = self.agreement.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> StatementLineage:
@@ -219,6 +257,7 @@ class StatementLineage:
             columns=tuple((name, tuple(map(_input_of, srcs))) for name, srcs in d.get("columns", {}).items()),
             indirect=tuple(map(_input_of, d.get("indirect", []))),
             warnings=tuple(d.get("warnings", [])),
+            agreement=Agreement.from_dict(d["agreement"]) if d.get("agreement") else None,
         )
 
 

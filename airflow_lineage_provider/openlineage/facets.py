@@ -55,6 +55,16 @@ FAILED_WARNING = "the task failed: no column lineage is reported"
 
 
 @attr.define
+class StaticAgreement:
+    """Whether the static extractor found the plan's lineage for a statement (``lineage/agreement.py``)."""
+
+    static: str
+    only_plan: list[str] = attr.field(factory=list)
+    only_static: list[str] = attr.field(factory=list)
+    reason: str | None = attr.field(default=None)
+
+
+@attr.define
 class StatementExtraction:
     """How one statement's lineage was extracted (an item of the run facet's ``statements``)."""
 
@@ -63,6 +73,7 @@ class StatementExtraction:
     confidence: float
     target: str | None = attr.field(default=None)
     warnings: list[str] = attr.field(factory=list)
+    agreement: StaticAgreement | None = attr.field(default=None)
 
 
 @attr.define
@@ -145,6 +156,9 @@ def extraction_facet(report: LineageReport) -> AirflowLineageExtractionRunFacet:
             confidence=float(s.confidence),
             target=s.target.label if s.target else None,
             warnings=list(s.warnings),
+            agreement=StaticAgreement(static=s.agreement.static, only_plan=list(s.agreement.only_plan),
+                                      only_static=list(s.agreement.only_static),
+                                      reason=s.agreement.reason or None) if s.agreement else None,
         )
         for s in report.statements
     ]

@@ -254,7 +254,19 @@ class SparkSqlLineageOperator(_SparkLineageOperator):
             return fallback.with_warning(f"no plan was captured ({why}): static lineage from the SQL text")
         report = super()._lineage(result)
         self._remember_schemas(result.records)
-        return report
+        return self._agreement(report, result)
+
+    def _agreement(self, report: LineageReport, result: JobResult) -> LineageReport:
+        """Each plan statement checked against the static lineage of the same SQL (a few milliseconds
+        a statement): where the two differ is the first place to look when lineage looks wrong."""
+        from airflow_lineage_provider.lineage.extract import with_static_agreement
+
+        try:
+            cache = self._cache()
+        except Exception:  # noqa: BLE001 - an unreadable cache only costs schema knowledge
+            cache = None
+        return with_static_agreement(report, self._sql_text() or "", result.records, schema=self.lineage_schema,
+                                     cache=cache)
 
     def _cache(self) -> Any:
         """The task's schema cache, or ``None`` when switched off."""

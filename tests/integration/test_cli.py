@@ -27,7 +27,9 @@ def test_dry_run_json_follows_the_document_format_and_writes_nothing(tmp_path):
     doc = json.loads(proc.stdout)
     assert doc["format"] == "airflow-lineage/1"
     first, second = doc["statements"]
-    assert set(first) == {"index", "sql", "method", "confidence", "target", "inputs", "columns", "indirect", "warnings"}
+    assert set(first) == {"index", "sql", "method", "confidence", "target", "inputs", "columns", "indirect", "warnings",
+                          "agreement"}
+    assert first["agreement"] == {"static": "same", "only_plan": [], "only_static": []}
     assert first["index"] == 3 and first["sql"] == SEED_JOIN and first["method"] == "plan"
     assert first["target"]["table"] == "spark_catalog.default.dwd_users"
     assert set(first["target"]) >= {"table", "namespace", "name"}

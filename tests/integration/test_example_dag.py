@@ -132,3 +132,11 @@ def test_syntax_error_in_third_statement_fails_task_naming_it(airflow_db, capfd)
 def test_provider_is_listed_by_airflow(airflow_db):
     out = subprocess.run([venv_bin("airflow"), "providers", "list"], capture_output=True, text=True, check=True).stdout
     assert "airflow-lineage-provider" in out
+
+
+def test_every_plan_statement_says_whether_the_static_extractor_agrees(demo_run):
+    """The demo's SQL is read by both extractors; on its statements they agree edge for edge."""
+    _, docs = demo_run
+    for task in ("prepare_tables", "build_dwd_users"):
+        for s in docs[task]["statements"]:
+            assert s["agreement"] == {"static": "same", "only_plan": [], "only_static": []}, (task, s["index"])

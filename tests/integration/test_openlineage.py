@@ -331,6 +331,9 @@ def test_complete_event_carries_sql_and_how_the_lineage_was_extracted(file_run):
     assert [(s["index"], s.get("target")) for s in extraction["statements"]] == [
         (0, T + "dwd_users"), (1, T + "dwd_users"), (2, None)
     ]
+    # Each statement's plan lineage, checked against the static lineage of the same SQL.
+    assert [s["agreement"] for s in extraction["statements"]] == [
+        {"static": "same", "only_plan": [], "only_static": []}] * 3
 
 
 def test_prepare_tables_outputs_both_tables_each_with_its_own_facet(file_run):

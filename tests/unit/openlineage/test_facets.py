@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import uuid
+from dataclasses import replace
 
 import pytest
 from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
@@ -432,3 +433,17 @@ def test_struct_fields_read_alone_are_nested_in_the_input_schema(schemas):
     (target,) = event["outputs"]
     fields = target["facets"]["columnLineage"]["fields"]
     assert [f["field"] for f in fields["lat"]["inputFields"]] == ["info.geo.lat"]
+
+
+def test_the_run_facet_carries_each_statements_agreement_and_stays_valid(seed_join, schemas):
+    from airflow_lineage_provider.lineage.agreement import with_agreement
+
+    plan = seed_join.statements[0]
+    static = LineageReport(statements=(replace(plan, method="sql", indirect=()),))
+    checked = with_agreement(seed_join, static)
+    event = event_of(olf.lineage_on_complete(checked, plan.sql))
+    validate_event(event, schemas)
+    [entry] = event["run"]["facets"][olf.EXTRACTION_FACET_KEY]["statements"]
+    assert entry["agreement"]["static"] == "differs" and entry["agreement"]["only_static"] == []
+    assert entry["agreement"]["only_plan"] == sorted(
+        f"(indirect) <- {i.table}.{i.field} {i.subtype}" for i in plan.indirect)
