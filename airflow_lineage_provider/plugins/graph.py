@@ -189,6 +189,7 @@ def build_graph(tasks: list[TaskLineage]) -> dict[str, Any]:
                 "target": stmt.target.label if stmt.target else None,
                 "target_table": target.id,
                 "warnings": list(stmt.warnings),
+                "agreement": stmt.agreement.to_dict() if stmt.agreement else None,
             })
         task_summaries.append({**task.ref, "statements": statements, "warnings": list(task.report.warnings)})
 

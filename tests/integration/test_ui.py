@@ -362,6 +362,8 @@ def test_dag_run_tab_joins_the_tasks_graphs(server, page, tmp_path):
     statements = frame.locator("#cl-statements summary").all_inner_texts()
     assert any(s.startswith("prepare_tables") for s in statements)
     assert any(s.startswith("build_dwd_users") for s in statements)
+    # The demo's statements, each checked against the static lineage of its SQL: they agree.
+    assert frame.locator("#cl-statements .cl-agreement").all_inner_texts() == ["static agrees"] * len(statements)
     _screenshot(page, tmp_path, "column-lineage-dag-run.png")
     _click_column(page, frame, T + "ods_users", "birthday")
     frame.locator("#cl-selected").wait_for()
@@ -370,7 +372,7 @@ def test_dag_run_tab_joins_the_tasks_graphs(server, page, tmp_path):
 
 
 def test_hostile_names_render_as_text(server, page):
-    from tests.dags.lineage_test_ui import XSS_COLUMN, XSS_TABLE
+    from tests.dags.lineage_test_ui import XSS_COLUMN, XSS_DIFFERS, XSS_TABLE
 
     frame = _open_tab(page, _task_tab(server, "hostile", server["ui"], dag_id="lineage_test_ui"))
     drawn = _drawn(frame)
@@ -378,8 +380,11 @@ def test_hostile_names_render_as_text(server, page):
     # The column list in the side panel: the name is its text, and no element came of it.
     button = frame.locator("#cl-tables button.cl-colbtn", has_text="onerror")
     assert button.inner_text() == XSS_COLUMN
-    frame.locator("#cl-statements summary").first.click()
+    summary = frame.locator("#cl-statements summary").first
+    assert summary.locator(".cl-agreement").inner_text() == "static differs"
+    summary.click()
     assert "upper('<i>x</i>')" in frame.locator("#cl-statements pre").first.inner_text()
+    assert frame.locator("#cl-statements .cl-only-static").inner_text() == f"only static: {XSS_DIFFERS}"
     button.click()
     assert frame.locator("#cl-selected").inner_text() == f"<script>alert(2)</script>.{XSS_COLUMN}"
     frame.locator("#cl-search").fill("<img")

@@ -188,7 +188,19 @@ def test_task_summaries_keep_sql_method_and_warnings():
     g = build_graph([TaskLineage("t", -1, report)])
     assert g["tasks"] == [{"task_id": "t", "map_index": -1, "warnings": ["plan capture failed"], "statements": [
         {"index": 0, "sql": "-- 0", "method": "plan", "confidence": 1.0, "target": T + "a",
-         "target_table": g["tables"][0]["id"], "warnings": []}]}]
+         "target_table": g["tables"][0]["id"], "warnings": [], "agreement": None}]}]
+
+
+def test_task_summaries_carry_each_statements_agreement():
+    from dataclasses import replace
+
+    from airflow_lineage_provider.lineage.model import Agreement
+
+    differs = Agreement("differs", only_plan=(f"id <- {T}src.id IDENTITY",))
+    report = LineageReport((replace(stmt(0, ds("a"), (), {}), agreement=differs),))
+    [task] = build_graph([TaskLineage("t", -1, report)])["tasks"]
+    assert task["statements"][0]["agreement"] == {"static": "differs", "only_plan": [f"id <- {T}src.id IDENTITY"],
+                                                  "only_static": []}
 
 
 def test_no_documents_is_an_empty_graph():

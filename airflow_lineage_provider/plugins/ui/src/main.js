@@ -477,11 +477,22 @@ class LineageView {
     for (const t of tasks) {
       for (const w of t.warnings) box.append(el("p", { class: "cl-warning" }, `${t.task_id}: ${w}`));
       for (const s of t.statements) {
+        const agreement = s.agreement;
+        const badge = agreement ? el("span", {
+          class: `cl-agreement cl-agreement-${agreement.static}`, "data-agreement": agreement.static,
+          title: "the plan's lineage checked against the static lineage of the same SQL",
+        }, agreement.static === "same" ? "static agrees" : `static ${agreement.static}`) : "";
+        const differences = agreement && agreement.static !== "same" ? [
+          ...(agreement.reason ? [el("p", { class: "cl-warning" }, agreement.reason)] : []),
+          ...agreement.only_plan.map((e) => el("p", { class: "cl-only-plan" }, `only plan: ${e}`)),
+          ...agreement.only_static.map((e) => el("p", { class: "cl-only-static" }, `only static: ${e}`)),
+        ] : [];
         box.append(el("details", {},
           el("summary", {}, `${t.task_id}${t.map_index >= 0 ? `[${t.map_index}]` : ""} · statement ${s.index + 1} → `,
-            s.target ? shortName(s.target) : "query result", ` (${s.method}, confidence ${s.confidence})`),
+            s.target ? shortName(s.target) : "query result", ` (${s.method}, confidence ${s.confidence}) `, badge),
           el("pre", { class: "cl-sql" }, s.sql),
-          ...s.warnings.map((w) => el("p", { class: "cl-warning" }, w))));
+          ...s.warnings.map((w) => el("p", { class: "cl-warning" }, w)),
+          ...differences));
       }
     }
     for (const p of this.data.problems || []) box.append(el("p", { class: "cl-warning" }, p));
