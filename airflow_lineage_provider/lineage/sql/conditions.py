@@ -15,6 +15,7 @@ from airflow_lineage_provider.lineage.model import (
     CONDITIONAL,
     FILTER,
     GROUP_BY,
+    IDENTITY,
     INDIRECT,
     JOIN,
     SORT,
@@ -23,12 +24,12 @@ from airflow_lineage_provider.lineage.model import (
     Origin,
 )
 from airflow_lineage_provider.lineage.sql.render import _Finder
-from airflow_lineage_provider.lineage.sql.roles import _collect, _Ref
+from airflow_lineage_provider.lineage.sql.roles import _collect, _Ref, field_path
 from airflow_lineage_provider.lineage.sql.shared import _Src
 
 # Inside a condition, what is not read as plain columns: queries, and grouping-id bits.
 _NESTED = (exp.Subquery, exp.Select, exp.SetOperation, exp.Grouping, exp.GroupingId)
-_CONDITION_PARTS = _Finder((exp.Column, *_NESTED), (exp.Column, *_NESTED))
+_CONDITION_PARTS = _Finder((exp.Column, exp.Dot, *_NESTED), (exp.Column, exp.Dot, *_NESTED))
 
 
 class _Conditions:
@@ -135,7 +136,16 @@ class _Conditions:
         conditions are its own scope's (walking into it would read each nested query twice)."""
         select_first = subtype == SORT
         for n in _CONDITION_PARTS(node):
-            if isinstance(n, exp.Column):
+            if type(n) is exp.Dot:
+                path, base = field_path(n)
+                if path:  # a struct field: the field is the input, named by its path
+                    self._add_indirect((o._replace(field=f"{o.field}.{path}") if o.subtype == IDENTITY else o
+                                        for o in self._condition_column(scope, base, select_first)), subtype)
+                else:
+                    for c in n.find_all(exp.Column):
+                        if not isinstance(c.this, exp.Star):
+                            self._add_indirect(self._condition_column(scope, c, select_first), subtype)
+            elif isinstance(n, exp.Column):
                 if not isinstance(n.this, exp.Star):
                     self._add_indirect(self._condition_column(scope, n, select_first), subtype)
             elif isinstance(n, (exp.Subquery, exp.Select, exp.SetOperation)):

@@ -24,6 +24,20 @@ class _Ref(NamedTuple):
     subtype: str
     masking: bool
     conditional: bool
+    path: str = ""  # a struct field read from the column: ``city`` of ``info.city``
+
+
+def field_path(node: exp.Expression) -> tuple[str, exp.Expression]:
+    """``("geo.lat", info)`` for ``info.geo.lat`` (sqlglot's ``Dot`` chain over a column); ``""`` and
+    the node itself for anything else."""
+    names: list[str] = []
+    base = node
+    while type(base) is exp.Dot and isinstance(base.expression, exp.Identifier):
+        names.append(base.expression.name)
+        base = base.this
+    if names and type(base) is exp.Column and not isinstance(base.this, exp.Star):
+        return ".".join(reversed(names)), base
+    return "", node
 
 
 # What ``_collect`` does with a node, by its class (worked out once per class: ``isinstance`` on
@@ -62,6 +76,12 @@ def _collect(node: exp.Expression, refs: list[_Ref], subs: list[exp.Expression],
         return
     if category == _LEAF or category == _QUERY:  # a literal reads nothing; a nested query is its own scope
         return
+    if type(node) is exp.Dot:
+        path, base = field_path(node)
+        if path:
+            subtype = AGGREGATION if agg else (IDENTITY if identity else TRANSFORMATION)
+            refs.append(_Ref(base, subtype, masking, conditional, path))  # type: ignore[arg-type]
+            return
     if category == _SUBQUERY:
         subs.append(node)
         return

@@ -28,7 +28,7 @@ from airflow_lineage_provider.lineage.sql.conditions import _Conditions
 from airflow_lineage_provider.lineage.sql.pivot import _Pivots
 from airflow_lineage_provider.lineage.sql.qualify import _FILE_FORMATS, _using_key
 from airflow_lineage_provider.lineage.sql.render import _sql, render, spark_name
-from airflow_lineage_provider.lineage.sql.roles import _collect, _norm_type, _Ref
+from airflow_lineage_provider.lineage.sql.roles import _collect, _norm_type, _Ref, field_path
 from airflow_lineage_provider.lineage.sql.shared import PARTIAL_CONFIDENCE, UNCHECKED_CONFIDENCE, _Result, _Src
 
 _UNNAMED = re.compile(r"_col_\d+")  # qualify's name for an output column the query leaves unnamed
@@ -278,15 +278,18 @@ class _Resolver(_Conditions, _Pivots):
         for ref in refs:
             if ref.conditional:
                 continue
+            path = ref.path
             for o in self.column_origins(scope, ref.column):
                 subtype = stronger(ref.subtype, o.subtype)
-                if o.expression and ref.subtype == IDENTITY:
+                if o.expression and ref.subtype == IDENTITY and not path:
                     expression = o.expression
                 else:
                     if text is None:
                         text = self.render(inner)
                     expression = text
-                out.add(Origin(o.table, o.field, subtype, expression, o.masking or ref.masking))
+                # A struct field of a column copied as it is: the field is the source, named by its path.
+                field = f"{o.field}.{path}" if path and o.subtype == IDENTITY else o.field
+                out.add(Origin(o.table, field, subtype, expression, o.masking or ref.masking))
         for sub in subs:
             if isinstance(sub, exp.Subquery):
                 child = self.scope_of.get(id(sub.this))
@@ -424,6 +427,9 @@ class _Resolver(_Conditions, _Pivots):
         while isinstance(node, exp.Cast):
             casts.append(node)
             node = node.this
+        if type(node) is exp.Dot:  # a struct's field, read as it is: the field's own value
+            path, base = field_path(node)
+            return bool(path) and not casts
         if not isinstance(node, exp.Column) or isinstance(node.this, exp.Star):
             return False
         if not casts:
