@@ -42,6 +42,7 @@ from airflow_lineage_provider.lineage.model import (
     StatementLineage,
 )
 from airflow_lineage_provider.lineage.schema_cache import SchemaCache
+from airflow_lineage_provider.lineage.sql import rowlevel
 from airflow_lineage_provider.lineage.sql.catalog import Catalog, TableInfo, ViewLineage, parameter_tables
 from airflow_lineage_provider.lineage.sql.qualify import qualify
 from airflow_lineage_provider.lineage.sql.render import _SPARK, DIALECT
@@ -140,7 +141,7 @@ class SqlExtractor:
             result = self._lineage(tree)
             return [self._document(index, sql, None, result, result.columns)]
         if isinstance(tree, (exp.Merge, exp.Update, exp.Delete)):
-            return [_none(index, sql, f"{tree.key.upper()} is not covered by the static extractor")]
+            return self._row_level(tree, sql, index)
         return []
 
     # -- DDL ---------------------------------------------------------------------------------------
@@ -278,6 +279,28 @@ class SqlExtractor:
             columns += [(p, frozenset()) for p, is_static in static.items() if is_static]
         mode = "overwrite" if tree.args.get("overwrite") else "append"
         dataset = naming.from_location(info.location if info else None, table=name, mode=mode)
+        return [self._document(index, sql, dataset, result, columns)]
+
+    def _row_level(self, tree: exp.Expression, sql: str, index: int) -> list[StatementLineage]:
+        """MERGE INTO, UPDATE, DELETE FROM: read as one query over the target (``sql/rowlevel.py``)."""
+        target = tree.this
+        if not isinstance(target, exp.Table):
+            return [_none(index, sql, f"this {tree.key.upper()} form is not covered by the static extractor")]
+        name = self._table_name(target)
+        info = self.catalog.get(name)
+        rewritten = rowlevel.rewrite(tree, info.names if info is not None else None)
+        result = self._lineage(rewritten.query)
+        produced = {alias.lower(): origins for alias, origins in result.columns}
+        gathered: dict[str, set[Origin]] = {c.lower(): set() for c in rewritten.columns}
+        for alias, column in rewritten.feeds.items():
+            if column.lower() in gathered:
+                gathered[column.lower()] |= produced.get(alias.lower(), frozenset())
+        columns = [(c, frozenset(gathered[c.lower()])) for c in rewritten.columns]
+        result.warnings.extend(rewritten.warnings)
+        if info is None:
+            result.warnings.append(f"no schema for {name}: the columns its clauses leave as they are are unknown")
+            result.confidence = min(result.confidence, UNCHECKED_CONFIDENCE)
+        dataset = naming.from_location(info.location if info else None, table=name, mode=rowlevel.MODES[type(tree)])
         return [self._document(index, sql, dataset, result, columns)]
 
     def _directory(self, sql: str, index: int, m: re.Match[str]) -> list[StatementLineage]:
