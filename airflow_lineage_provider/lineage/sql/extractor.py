@@ -42,10 +42,11 @@ from airflow_lineage_provider.lineage.model import (
     StatementLineage,
 )
 from airflow_lineage_provider.lineage.schema_cache import SchemaCache
-from airflow_lineage_provider.lineage.sql import rowlevel
 from airflow_lineage_provider.lineage.sql.catalog import Catalog, TableInfo, ViewLineage, parameter_tables
 from airflow_lineage_provider.lineage.sql.qualify import qualify
 from airflow_lineage_provider.lineage.sql.render import _SPARK, DIALECT
+from airflow_lineage_provider.lineage.sql.rowlevel import MODES as ROW_LEVEL_MODES
+from airflow_lineage_provider.lineage.sql.rowlevel import rewrite as row_level_query
 from airflow_lineage_provider.lineage.sql.scope import _Resolver
 from airflow_lineage_provider.lineage.sql.shared import PARTIAL_CONFIDENCE, UNCHECKED_CONFIDENCE, _Result
 from airflow_lineage_provider.lineage.statements import split_statements
@@ -288,7 +289,7 @@ class SqlExtractor:
             return [_none(index, sql, f"this {tree.key.upper()} form is not covered by the static extractor")]
         name = self._table_name(target)
         info = self.catalog.get(name)
-        rewritten = rowlevel.rewrite(tree, info.names if info is not None else None)
+        rewritten = row_level_query(tree, info.names if info is not None else None)
         result = self._lineage(rewritten.query)
         produced = {alias.lower(): origins for alias, origins in result.columns}
         gathered: dict[str, set[Origin]] = {c.lower(): set() for c in rewritten.columns}
@@ -300,7 +301,7 @@ class SqlExtractor:
         if info is None:
             result.warnings.append(f"no schema for {name}: the columns its clauses leave as they are are unknown")
             result.confidence = min(result.confidence, UNCHECKED_CONFIDENCE)
-        dataset = naming.from_location(info.location if info else None, table=name, mode=rowlevel.MODES[type(tree)])
+        dataset = naming.from_location(info.location if info else None, table=name, mode=ROW_LEVEL_MODES[type(tree)])
         return [self._document(index, sql, dataset, result, columns)]
 
     def _directory(self, sql: str, index: int, m: re.Match[str]) -> list[StatementLineage]:
