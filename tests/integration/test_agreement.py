@@ -22,7 +22,7 @@ from tests.integration.corpus import CASES
 
 pytestmark = pytest.mark.spark
 
-THRESHOLD = 0.97
+THRESHOLD = 0.99  # over the whole corpus and TPC-DS; what differs is explained in docs/accuracy.md
 
 def corpus_extractor() -> SqlExtractor:
     """The corpus schema (tables, views) as DDL; ``py_upper`` and ``sq_plus`` are just function calls in SQL."""
@@ -58,9 +58,9 @@ def compare(pairs: Iterable[tuple[str, StatementLineage, StatementLineage]]) -> 
 
 
 def corpus_pairs(analyze) -> list[tuple[str, StatementLineage, StatementLineage]]:
-    """Plan and static lineage of every case the static extractor must get right."""
+    """Plan and static lineage of every case, those the static extractor is said to miss included."""
     base = corpus_extractor()
-    return [(case.name, analyze(case.sql), static_of(base, case.sql)) for case in CASES if not case.static]
+    return [(case.name, analyze(case.sql), static_of(base, case.sql)) for case in CASES]
 
 
 def tpcds_pairs(records) -> list[tuple[str, StatementLineage, StatementLineage]]:
@@ -115,8 +115,19 @@ def test_overall_agreement(corpus_result, tpcds_result):
     assert both / either >= THRESHOLD
 
 
+def test_every_difference_is_a_case_said_to_differ(corpus_result):
+    """Outside the cases whose ``static`` reason says why (and that docs/accuracy.md explains), the two
+    extractors agree edge for edge."""
+    _, _, diffs = corpus_result
+    said = {case.name for case in CASES if case.static}
+    assert [name for name, _, _ in diffs if name not in said] == []
+
+
 def test_static_statements_say_sql_and_name_targets_as_the_plan(corpus_lineage):
+    said = {case.name for case in CASES if case.static}
     for name, planned, static in corpus_lineage:
+        if name in said:
+            continue
         assert static.method == "sql" and static.warnings == () and static.confidence == 1.0, name
         assert [c for c, _ in static.columns] == [c for c, _ in planned.columns], name
         assert (static.target.table if static.target else None) == (planned.target.table if planned.target else None)

@@ -59,7 +59,12 @@ class _Conditions:
                 kind = str(j.args.get("kind") or "").upper()
                 self._indirect_expr(scope, on, FILTER if kind in ("SEMI", "ANTI") else JOIN)
         group = e.args.get("group")
-        if group is not None:
+        if group is not None and group.args.get("all"):
+            # GROUP BY ALL: every projection that aggregates nothing is a key.
+            for p in e.expressions:
+                if not (p.this if isinstance(p, exp.Alias) else p).find(exp.AggFunc, exp.Window):
+                    self._add_indirect(self.expression_origins(scope, p), GROUP_BY)
+        elif group is not None:
             self._indirect_expr(scope, group, GROUP_BY)
         having = e.args.get("having")
         if having is not None:
@@ -69,7 +74,10 @@ class _Conditions:
             self._indirect_expr(scope, qual.this, FILTER)
         for key in ("order", "sort", "cluster"):
             node = e.args.get(key)
-            if node is not None:
+            if node is not None and _orders_by_all(node):  # ORDER BY ALL: every projection, in order
+                for p in e.expressions:
+                    self._add_indirect(self.expression_origins(scope, p), SORT)
+            elif node is not None:
                 self._indirect_expr(scope, node, SORT)
         for p in e.expressions:  # the projections no output column led to (most were noted on the way)
             if id(p) in self._noted:
@@ -94,10 +102,11 @@ class _Conditions:
                 self._add_indirect(self._condition_column(scope, ref.column), CONDITIONAL)
         for w in subs:
             if isinstance(w, exp.Window):
-                for part in w.args.get("partition_by") or []:
-                    self._indirect_expr(scope, part, WINDOW)
-                if w.args.get("order") is not None:
-                    self._indirect_expr(scope, w.args["order"], WINDOW)
+                for spec in _window_specs(w, scope.expression):
+                    for part in spec.args.get("partition_by") or []:
+                        self._indirect_expr(scope, part, WINDOW)
+                    if spec.args.get("order") is not None:
+                        self._indirect_expr(scope, spec.args["order"], WINDOW)
 
     def _pivot_indirect(self, src: _Src) -> None:
         pivot: exp.Pivot = src.node
@@ -163,3 +172,25 @@ class _Conditions:
             if key not in seen:  # conditions name the same columns again and again: build each input once
                 seen.add(key)
                 self.result.indirect.add(ColumnInput.make(o.table, o.field, INDIRECT, subtype, "", o.masking))
+
+
+def _orders_by_all(order: exp.Expression) -> bool:
+    items = order.expressions
+    return len(items) == 1 and isinstance(items[0], exp.Ordered) and isinstance(items[0].this, exp.Var) \
+        and items[0].this.name.upper() == "ALL"
+
+
+def _window_specs(window: exp.Window, select: exp.Expression) -> list[exp.Expression]:
+    """The window's own keys, and those of the named window it refers to (``OVER w``, ``WINDOW w AS
+    (...)``; a named window may build on another, ``w2 AS (w1 ORDER BY ..)``)."""
+    specs: list[exp.Expression] = [window]
+    named = {str(d.this.name).lower(): d for d in (select.args.get("windows") or [])
+             if isinstance(d, exp.Window) and isinstance(d.this, exp.Identifier)}
+    ref = window.args.get("alias")
+    seen: set[str] = set()
+    while isinstance(ref, exp.Identifier) and ref.name.lower() in named and ref.name.lower() not in seen:
+        seen.add(ref.name.lower())
+        definition = named[ref.name.lower()]
+        specs.append(definition)
+        ref = definition.args.get("alias")
+    return specs

@@ -27,6 +27,7 @@ from __future__ import annotations
 import gc
 import logging
 import re
+from dataclasses import replace
 from typing import Any, Iterable, Mapping
 
 import sqlglot
@@ -59,6 +60,10 @@ _DIRECTORY = re.compile(
     re.I | re.S,
 )
 _OPTION_PATH = re.compile(r"\bpath\s*=?\s*'((?:[^'\\]|\\.)*)'", re.I)
+_EXECUTE_IMMEDIATE = re.compile(
+    r"^\s*EXECUTE\s+IMMEDIATE\s+(?:(?P<text>'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.|\"\")*\")|\S+)", re.I | re.S)
+# Parameters of a statement EXECUTE IMMEDIATE runs (``?``, ``:name``), outside quoted text.
+_PARAMETER = re.compile(r"""('(?:[^'\\]|\\.)*'|`[^`]*`)|\?|(?<![:\w]):[A-Za-z_]\w*""")
 
 
 # -- the extractor --------------------------------------------------------------------------------------
@@ -115,8 +120,11 @@ class SqlExtractor:
         directory = _DIRECTORY.match(sql)
         if directory:
             return self._directory(sql, index, directory)
+        immediate = _EXECUTE_IMMEDIATE.match(sql)
+        if immediate:
+            return self._execute_immediate(sql, index, immediate)
         try:
-            tree = sqlglot.parse_one(sql, dialect=_SPARK)
+            tree = sqlglot.parse_one(_resolve_identifiers(sql), dialect=_SPARK)
         except SqlglotError as e:
             return [_none(index, sql, f"the SQL could not be parsed: {str(e).splitlines()[0]}")]
         if isinstance(tree, exp.Use):
@@ -157,7 +165,9 @@ class SqlExtractor:
         defs: list[tuple[str, str]] = []
         if isinstance(target, exp.Schema):
             for e in target.expressions:
-                if isinstance(e, exp.ColumnDef):
+                if isinstance(e, exp.ColumnDef) and kind == "VIEW" and not e.args.get("kind"):
+                    columns_given.append(e.name)  # a view's column list, with a comment: a name, not a type
+                elif isinstance(e, exp.ColumnDef):
                     defs.append((e.name, e.args["kind"].sql(DIALECT) if e.args.get("kind") else ""))
                 elif isinstance(e, exp.Identifier):
                     columns_given.append(e.name)
@@ -282,6 +292,40 @@ class SqlExtractor:
         dataset = naming.from_location(info.location if info else None, table=name, mode=mode)
         return [self._document(index, sql, dataset, result, columns)]
 
+    def _execute_immediate(self, sql: str, index: int, m: re.Match[str]) -> list[StatementLineage]:
+        """``EXECUTE IMMEDIATE 'stmt' [USING ...]``: the lineage of the statement it runs, its parameters
+        being values (no source column). A statement held in a variable is known only when it runs."""
+        literal = m.group("text")
+        if not literal:
+            return [_none(index, sql, "EXECUTE IMMEDIATE of a variable: its statement is known only when it runs")]
+        quote = literal[0]
+        inner = literal[1:-1].replace(quote * 2, quote).replace("\\" + quote, quote)
+        inner = _PARAMETER.sub(lambda p: p.group(1) or "NULL", inner)
+        found = self._statement(inner, index)
+        return [replace(st, sql=sql) for st in found]
+
+    def _expand_struct_stars(self, query: exp.Expression) -> None:
+        """``SELECT info.*``: one column per field of the struct (its type in the schema), each read as
+        the field it is (``info.city``), as Spark expands it."""
+        for select in list(query.find_all(exp.Select)):
+            if not any(type(p) is exp.Dot and isinstance(p.expression, exp.Star) for p in select.expressions):
+                continue
+            tables = {t.alias_or_name: t for t in select.find_all(exp.Table) if t.find_ancestor(exp.Select) is select}
+            items: list[exp.Expression] = []
+            for p in select.expressions:
+                base = p.this if type(p) is exp.Dot and isinstance(p.expression, exp.Star) else None
+                fields: list[str] = []
+                if isinstance(base, exp.Column) and base.table in tables:
+                    info = self.catalog.get(self._table_name(tables[base.table]))
+                    found = info.lookup(base.name) if info is not None else None
+                    fields = _struct_fields(found[1]) if found else []
+                if fields:
+                    items.extend(exp.alias_(exp.Dot(this=base.copy(), expression=exp.to_identifier(f)), f)
+                                 for f in fields)
+                else:
+                    items.append(p)
+            select.set("expressions", items)
+
     def _row_level(self, tree: exp.Expression, sql: str, index: int) -> list[StatementLineage]:
         """MERGE INTO, UPDATE, DELETE FROM: read as one query over the target (``sql/rowlevel.py``)."""
         target = tree.this
@@ -349,10 +393,30 @@ class SqlExtractor:
         if isinstance(query, exp.Values):
             width = len(query.expressions[0].expressions) if query.expressions else 0
             return _Result([(f"col{i + 1}", frozenset()) for i in range(width)])
+        _expand_transforms(query)
         qualified, names, using = qualify(query, self._sql, self.catalog.database, self.schema())
+        self._expand_struct_stars(qualified)
         result = _Resolver(self.catalog, self._sql, qualified, using).run()
         result.columns = [(names.get(c.lower(), c), o) for c, o in result.columns]
         return result
+
+
+def _resolve_identifiers(sql: str) -> str:
+    """``IDENTIFIER('db.t')`` / ``IDENTIFIER('col')`` of a literal names a table or column as written
+    out: replaced by that name before sqlglot reads the statement (it takes ``INSERT INTO
+    IDENTIFIER('t')`` for a table named ``identifier`` with a column list)."""
+    if "identifier" not in sql.lower():
+        return sql
+
+    def name(m: re.Match[str]) -> str:
+        text = m.group(1)
+        return text if _PLAIN_NAME.match(text) else "`" + text.replace("`", "``") + "`"
+
+    return _IDENTIFIER.sub(name, sql)
+
+
+_IDENTIFIER = re.compile(r"\bIDENTIFIER\s*\(\s*'((?:[^'\\]|\\.)*)'\s*\)", re.I)
+_PLAIN_NAME = re.compile(r"^[A-Za-z_][\w.]*$")
 
 
 # sqlglot's name for a statement's WITH clause (``with_`` in recent releases).
@@ -373,6 +437,42 @@ def _with_outer_ctes(statement: exp.Expression, query: exp.Expression | None) ->
         inner.set("recursive", bool(outer.args.get("recursive") or inner.args.get("recursive")))
     statement.set(_WITH, None)
     return query
+
+
+def _expand_transforms(query: exp.Expression) -> None:
+    """``SELECT TRANSFORM (a, b) USING 'script' AS (x, y)``: an external program turns the input rows
+    into the output rows, so each output column is a TRANSFORMATION of every input (the plan's rule);
+    read as one call of all the inputs per output column. With no ``AS``, Spark names them key, value."""
+    for transform in list(query.find_all(exp.QueryTransform)):
+        select = transform.parent
+        if not isinstance(select, exp.Select):
+            continue
+        schema = transform.args.get("schema")
+        names = [c.name for c in schema.expressions] if isinstance(schema, exp.Schema) else ["key", "value"]
+        calls = [exp.alias_(exp.Anonymous(this="TRANSFORM", expressions=[e.copy() for e in transform.expressions]),
+                            name) for name in names]
+        items = []
+        for item in select.expressions:
+            items.extend(calls if item is transform else [item])
+        select.set("expressions", items)
+
+
+def _struct_fields(data_type: str) -> list[str]:
+    """The field names of ``STRUCT<a: T, b: STRUCT<..>>`` (top level only), ``[]`` for another type."""
+    text = data_type.strip()
+    if not text.upper().startswith("STRUCT<") or not text.endswith(">"):
+        return []
+    body, depth, start, parts = text[7:-1], 0, 0, []
+    for i, ch in enumerate(body):
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(body[start:i])
+            start = i + 1
+    parts.append(body[start:])
+    return [re.split(r"[:\s]", p.strip(), maxsplit=1)[0].strip("`") for p in parts if p.strip()]
 
 
 def _none(index: int, sql: str, warning: str) -> StatementLineage:

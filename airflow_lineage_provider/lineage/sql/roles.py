@@ -74,7 +74,9 @@ def _collect(node: exp.Expression, refs: list[_Ref], subs: list[exp.Expression],
             subtype = AGGREGATION if agg else (IDENTITY if identity else TRANSFORMATION)
             refs.append(_Ref(node, subtype, masking, conditional))
         return
-    if category == _LEAF or category == _QUERY:  # a literal reads nothing; a nested query is its own scope
+    if category == _QUERY and type(node) is exp.Exists and isinstance(node.expression, exp.Lambda):
+        category = _OTHER  # exists(array, x -> ...): the higher-order function, not the EXISTS predicate
+    elif category == _LEAF or category == _QUERY:  # a literal reads nothing; a nested query is its own scope
         return
     if type(node) is exp.Dot:
         path, base = field_path(node)
