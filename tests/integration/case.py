@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+from airflow_lineage_provider.lineage.statements import split_statements
 
 
 @dataclass(frozen=True)
@@ -15,3 +18,12 @@ class Case:
     # Why the static extractor cannot give this lineage yet ("" when it must agree with the plan's):
     # the coverage matrix shows it, and the agreement tests leave the case out.
     static: str = ""
+    # Statements run before ``sql`` (tables and views the case reads), in Spark and the static extractor
+    # alike: a script's earlier DDL is part of what a statement means.
+    setup: str = ""
+
+
+def prepare(spark: Any, case: Case) -> None:
+    """Run a case's setup statements in ``spark`` (they are written to run again harmlessly)."""
+    for statement in split_statements(case.setup):
+        spark.sql(statement.sql)

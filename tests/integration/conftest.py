@@ -35,6 +35,7 @@ def analyze(spark):
     def run(sql: str, index: int = 0):
         return resolve.extract(analyzed_record(spark, sql, index))
 
+    run.spark = spark  # a case's setup runs in the same session
     return run
 
 

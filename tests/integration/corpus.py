@@ -220,7 +220,8 @@ CASES: list[Case] = [
       "SELECT id, name FROM emp", {"id": {"emp.id:I"}, "name": {"emp.name:I"}}, target="path"),
 ]
 
-# Spark 4 SQL and lakehouse writes, kept in their own module (it imports ``Case`` from here).
+# Spark 4 SQL and lakehouse writes; scripts the static extractor must read as the plan does.
 from tests.integration.corpus_spark4 import SPARK4_CASES  # noqa: E402
+from tests.integration.corpus_static import STATIC_CASES  # noqa: E402
 
-CASES += SPARK4_CASES
+CASES += SPARK4_CASES + STATIC_CASES

@@ -18,7 +18,7 @@ from airflow_lineage_provider.job.capture import PlanCapture
 from airflow_lineage_provider.lineage.model import StatementLineage
 from airflow_lineage_provider.lineage.plan import resolve
 from tests.helpers import ROOT, analyzed_record
-from tests.integration.case import Case
+from tests.integration.case import Case, prepare
 from tests.integration.corpus import CASES
 from tests.integration.test_agreement import corpus_extractor, static_of
 from tests.integration.test_corpus import direct, indirect
@@ -34,7 +34,7 @@ def capture_of(spark) -> PlanCapture:
 pytestmark = pytest.mark.spark
 
 COVERAGE = ROOT / "docs" / "coverage.md"
-CORPUS_MODULES = [ROOT / "tests" / "integration" / "corpus.py", ROOT / "tests" / "integration" / "corpus_spark4.py"]
+CORPUS_MODULES = [ROOT / "tests" / "integration" / f"{name}.py" for name in ("corpus", "corpus_spark4", "corpus_static")]
 _SECTION = re.compile(r"^\s*# -- (.+?) -+\s*$")
 _CASE = re.compile(r'^\s*C\("([^"]+)"')
 
@@ -112,6 +112,7 @@ def matrix(spark) -> str:
     titles = sections()
     counts = {"plan": 0, "static": 0}
     for case in CASES:
+        prepare(spark, case)
         record = analyzed_record(spark, case.sql)
         plan = verdict(case, resolve.extract(record))
         nodes = ", ".join(plan_nodes(record))
@@ -123,7 +124,7 @@ def matrix(spark) -> str:
                 if shape != "exact" and plan == "exact":
                     plan = f"{shape} ({label})"
         try:
-            static = verdict(case, static_of(base, case.sql), case.static)
+            static = verdict(case, static_of(base, case.sql, case.setup), case.static)
         except Exception as e:  # noqa: BLE001 - the matrix says what a crash looks like to a user
             static = f"not supported: {case.static or type(e).__name__}"
         counts["plan"] += plan == "exact"

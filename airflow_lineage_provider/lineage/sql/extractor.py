@@ -394,6 +394,7 @@ class SqlExtractor:
             width = len(query.expressions[0].expressions) if query.expressions else 0
             return _Result([(f"col{i + 1}", frozenset()) for i in range(width)])
         _expand_transforms(query)
+        _expand_generators(query)
         qualified, names, using = qualify(query, self._sql, self.catalog.database, self.schema())
         self._expand_struct_stars(qualified)
         result = _Resolver(self.catalog, self._sql, qualified, using).run()
@@ -455,6 +456,51 @@ def _expand_transforms(query: exp.Expression) -> None:
         for item in select.expressions:
             items.extend(calls if item is transform else [item])
         select.set("expressions", items)
+
+
+_GENERATORS = frozenset({"explode", "explode_outer", "posexplode", "posexplode_outer", "inline", "inline_outer",
+                         "stack", "json_tuple"})
+
+
+def _generator_name(node: exp.Expression) -> str:
+    return (node.name if isinstance(node, exp.Anonymous) else node.key).lower()
+
+
+def _expand_generators(query: exp.Expression) -> None:
+    """A generator in the select list makes several columns: ``posexplode(a) AS (pos, v)``, ``stack(2, ..)
+    AS (x, y)``, ``inline(array(named_struct('p', ..)))`` (its struct's fields). Each is read as one call
+    of the generator, a TRANSFORMATION of what it reads, as Spark's plan makes each of its outputs."""
+    for select in list(query.find_all(exp.Select)):
+        items: list[exp.Expression] = []
+        changed = False
+        for item in select.expressions:
+            call = item.this if isinstance(item, exp.Aliases) else item
+            names: list[str] = []
+            if _generator_name(call) in _GENERATORS:
+                if isinstance(item, exp.Aliases):
+                    names = [e.name for e in item.expressions]
+                elif _generator_name(call).startswith("inline"):
+                    names = _inline_fields(call)
+                elif _generator_name(call).startswith("posexplode"):
+                    names = ["pos", "col"]
+            if len(names) > 1 or (names and isinstance(item, exp.Aliases)) or (names and item is call):
+                items.extend(exp.alias_(call.copy(), name) for name in names)
+                changed = True
+            else:
+                items.append(item)
+        if changed:
+            select.set("expressions", items)
+
+
+def _inline_fields(call: exp.Expression) -> list[str]:
+    """The fields of the structs ``inline(array(named_struct('p', ..), ..))`` makes rows of."""
+    array = (call.expressions[0] if call.expressions else None) if isinstance(call, exp.Anonymous) else call.this
+    first = array.expressions[0] if isinstance(array, exp.Array) and array.expressions else None
+    if isinstance(first, exp.Struct):
+        return [e.this.name for e in first.expressions if isinstance(e, exp.PropertyEQ)]
+    if isinstance(first, exp.Anonymous) and first.name.lower() == "named_struct":
+        return [e.name for e in first.expressions[0::2] if isinstance(e, exp.Literal)]
+    return []
 
 
 def _struct_fields(data_type: str) -> list[str]:

@@ -23,7 +23,8 @@ class _Pivots:
         if pivot.args.get("unpivot"):
             used = {c.name.lower() for f in field_in for c in f.find_all(exp.Column)}
             names = [f.this.name for f in field_in if isinstance(f, exp.In)]
-            values = [e.name for e in pivot.expressions]
+            # UNPIVOT ((v1, v2) FOR ...): a tuple of value columns, named one by one.
+            values = [i.name for e in pivot.expressions for i in (e.expressions if isinstance(e, exp.Tuple) else [e])]
             return [c for c in inner if c.lower() not in used], names, values
         used = {c.name.lower() for e in pivot.expressions for c in e.find_all(exp.Column)}
         pivot_cols = {c.name.lower() for f in field_in if isinstance(f, exp.In) for c in f.this.find_all(exp.Column)}
@@ -52,6 +53,8 @@ class _Pivots:
                 out: set[Origin] = set()
                 for f in pivot.args.get("fields") or []:
                     for item in f.expressions:
+                        if isinstance(item, exp.PivotAlias):
+                            item = item.this
                         cols = item.expressions if isinstance(item, exp.Tuple) else [item]
                         if pos < len(cols):
                             for c in cols[pos].find_all(exp.Column):

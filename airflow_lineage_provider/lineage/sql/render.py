@@ -130,6 +130,8 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
     if isinstance(n, exp.Substring) and "substring(" not in sql:
         return exp.Anonymous(this="substr", expressions=[a for a in (n.this, n.args.get("start"), n.args.get("length"))
                                                          if a is not None])
+    if isinstance(n, exp.DPipe):  # Spark names ``a || b`` as the call it makes of it
+        return exp.Anonymous(this="concat", expressions=[n.this, n.expression])
     if isinstance(n, exp.Binary) and not isinstance(n, exp.Dot):
         return exp.Paren(this=n)
     return n

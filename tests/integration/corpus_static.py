@@ -1,0 +1,123 @@
+"""Corpus cases of what the static extractor must read as the plan does (issue 15's families).
+
+Scripts, not single statements: a case's ``setup`` runs first (tables and views it reads, created
+earlier in the same script), in Spark and in the static extractor alike. Same notation as ``corpus.py``.
+"""
+
+from __future__ import annotations
+
+from tests.integration.case import Case
+
+C = Case
+STATIC_CASES: list[Case] = [
+    # -- CTEs written before the INSERT or CTAS they name tables for -----------------------------------------
+    C("st_cte_insert", "WITH c AS (SELECT name, salary * 2 AS s FROM emp WHERE age > 30) INSERT INTO out2 SELECT name, s FROM c",
+      {"a": {"emp.name:I"}, "b": {"emp.salary:T"}}, {"emp.age:FILTER"}, target="out2"),
+    C("st_cte_chain_insert", "WITH c1 AS (SELECT id, name, dept FROM emp), c2 AS (SELECT c1.name, d.dname FROM c1 JOIN dept d ON c1.dept = d.dept) INSERT INTO out2 SELECT name, length(dname) FROM c2",
+      {"a": {"emp.name:I"}, "b": {"dept.dname:T"}}, {"dept.dept:JOIN", "emp.dept:JOIN"}, target="out2"),
+    C("st_cte_used_twice_insert", "WITH c AS (SELECT name, salary FROM emp) INSERT INTO out2 SELECT a.name, b.salary FROM c a JOIN c b ON a.name = b.name",
+      {"a": {"emp.name:I"}, "b": {"emp.salary:I"}}, {"emp.name:JOIN"}, target="out2"),
+    C("st_cte_insert_overwrite_partition", "WITH c AS (SELECT id, name, dept FROM emp WHERE salary > 0) INSERT OVERWRITE TABLE out_part PARTITION (p) SELECT id, name, dept FROM c",
+      {"id": {"emp.id:I"}, "name": {"emp.name:I"}, "p": {"emp.dept:I"}}, {"emp.salary:FILTER"}, target="out_part"),
+    C("st_cte_ctas", "CREATE TABLE IF NOT EXISTS st_ctas_cte USING parquet AS WITH c AS (SELECT dept, max(salary) AS m FROM emp GROUP BY dept) SELECT dept, m FROM c",
+      {"dept": {"emp.dept:I"}, "m": {"emp.salary:A"}}, {"emp.dept:GROUP_BY"}, target="st_ctas_cte"),
+    # -- tables and views an earlier statement of the script creates -----------------------------------------
+    C("st_select_star_from_ctas", "INSERT INTO out2 SELECT * FROM st_t1",
+      {"a": {"st_t1.name:I"}, "b": {"st_t1.salary:I"}}, set(), target="out2",
+      setup="CREATE TABLE IF NOT EXISTS st_t1 USING parquet AS SELECT name, salary FROM emp"),
+    C("st_select_star_from_view", "INSERT INTO out2 SELECT * FROM st_v1",
+      {"a": {"emp.name:I"}, "b": {"emp.salary:T"}}, set(), target="out2",
+      setup="CREATE OR REPLACE VIEW st_v1 AS SELECT name, salary * 2 AS s FROM emp"),
+    C("st_select_star_from_temp_view", "INSERT INTO out2 SELECT * FROM st_tv1",
+      {"a": {"emp.name:T"}, "b": {"emp.salary:I"}}, {"emp.age:FILTER"}, target="out2",
+      setup="CREATE OR REPLACE TEMP VIEW st_tv1 AS SELECT upper(name) AS u, salary FROM emp WHERE age > 1"),
+    C("st_view_of_view", "SELECT * FROM st_v3",
+      {"name": {"emp.name:I"}, "s": {"emp.salary:T"}}, set(),
+      setup="CREATE OR REPLACE VIEW st_v2 AS SELECT name, salary FROM emp; CREATE OR REPLACE VIEW st_v3 AS SELECT name, salary + 1 AS s FROM st_v2"),
+    C("st_ctas_then_join", "SELECT e.name, t.a FROM emp e JOIN st_t2 t ON e.dept = t.dept",
+      {"name": {"emp.name:I"}, "a": {"st_t2.a:I"}}, {"emp.dept:JOIN", "st_t2.dept:JOIN"},
+      setup="CREATE TABLE IF NOT EXISTS st_t2 USING parquet AS SELECT dept, avg(salary) AS a FROM emp GROUP BY dept"),
+    C("st_created_table_insert", "INSERT INTO st_t3 SELECT name, salary, age FROM emp",
+      {"x": {"emp.name:I"}, "y": {"emp.salary:I"}, "z": {"emp.age:I"}}, set(), target="st_t3",
+      setup="CREATE TABLE IF NOT EXISTS st_t3 (x STRING, y DOUBLE, z INT) USING parquet"),
+    C("st_star_of_two_tables", "INSERT INTO st_t4 SELECT d.*, e.id FROM dept d JOIN emp e ON d.dept = e.dept",
+      {"dept": {"dept.dept:I"}, "dname": {"dept.dname:I"}, "region": {"dept.region:I"}, "id": {"emp.id:I"}}, {"dept.dept:JOIN", "emp.dept:JOIN"}, target="st_t4",
+      setup="CREATE TABLE IF NOT EXISTS st_t4 (dept STRING, dname STRING, region STRING, id BIGINT) USING parquet"),
+    # -- INSERT column lists: literals, order, partitions ----------------------------------------------------
+    C("st_insert_list_literal_middle", "INSERT INTO st_t3 (z, x, y) SELECT length(name), 'lit', salary FROM emp",
+      {"x": set(), "y": {"emp.salary:I"}, "z": {"emp.name:T"}}, set(), target="st_t3",
+      setup="CREATE TABLE IF NOT EXISTS st_t3 (x STRING, y DOUBLE, z INT) USING parquet"),
+    C("st_insert_list_partial_literal", "INSERT INTO st_t3 (y, x) SELECT 1.5, upper(dept) FROM emp",
+      {"x": {"emp.dept:T"}, "y": set(), "z": set()}, set(), target="st_t3",
+      setup="CREATE TABLE IF NOT EXISTS st_t3 (x STRING, y DOUBLE, z INT) USING parquet"),
+    C("st_insert_values_list", "INSERT INTO st_t3 (y, z, x) VALUES (1.0, 2, 'a')",
+      {"x": set(), "y": set(), "z": set()}, set(), target="st_t3",
+      setup="CREATE TABLE IF NOT EXISTS st_t3 (x STRING, y DOUBLE, z INT) USING parquet"),
+    C("st_insert_partition_literal_list", "INSERT INTO out_part PARTITION (p = 'q') (name, id) SELECT 'x', id FROM emp",
+      {"id": {"emp.id:I"}, "name": set(), "p": set()}, set(), target="out_part"),
+    # -- PIVOT and UNPIVOT, single and multi-column ----------------------------------------------------------
+    C("st_pivot_two_aggregates", "SELECT * FROM (SELECT dept, age, salary FROM emp) PIVOT (sum(salary) AS s, max(age) AS m FOR dept IN ('a' AS a, 'b' AS b))",
+      {"a_s": {"emp.salary:A"}, "a_m": {"emp.age:A"}, "b_s": {"emp.salary:A"}, "b_m": {"emp.age:A"}}, {"emp.dept:CONDITIONAL", "emp.dept:GROUP_BY"}),
+    C("st_unpivot_multi", "SELECT * FROM (SELECT id, name, dept FROM emp) UNPIVOT ((v1, v2) FOR k IN ((name, dept) AS p1, (dept, name) AS p2))",
+      {"id": {"emp.id:I"}, "k": set(), "v1": {"emp.dept:I", "emp.name:I"}, "v2": {"emp.dept:I", "emp.name:I"}}, {"emp.dept:FILTER", "emp.name:FILTER"}),
+    C("st_unpivot_include_nulls", "SELECT * FROM dept UNPIVOT INCLUDE NULLS (val FOR col IN (dname, region))",
+      {"dept": {"dept.dept:I"}, "col": set(), "val": {"dept.dname:I", "dept.region:I"}}, set()),
+    C("st_pivot_in_cte_insert", "WITH p AS (SELECT * FROM (SELECT dept, salary FROM emp) PIVOT (sum(salary) FOR dept IN ('a' AS a, 'b' AS b))) INSERT INTO out2 SELECT 'x', a FROM p",
+      {"a": set(), "b": {"emp.salary:A"}}, {"emp.dept:CONDITIONAL", "emp.dept:GROUP_BY"}, target="out2"),
+    C("st_unpivot_into_insert", "INSERT INTO out2 SELECT val, 1.0 FROM dept UNPIVOT (val FOR col IN (dname, region))",
+      {"a": {"dept.dname:I", "dept.region:I"}, "b": set()}, {"dept.dname:FILTER", "dept.region:FILTER"}, target="out2"),
+    # -- generators in the select list: the columns they make ------------------------------------------------
+    C("st_inline_fields", "SELECT inline(array(named_struct('p', name, 'q', dept))) FROM emp",
+      {"p": {"emp.dept:T", "emp.name:T"}, "q": {"emp.dept:T", "emp.name:T"}}, set()),
+    C("st_explode_alias", "SELECT id, explode(tags) AS tag FROM emp",
+      {"id": {"emp.id:I"}, "tag": {"emp.tags:T"}}, set()),
+    C("st_posexplode_alias", "SELECT posexplode(tags) AS (pos, tag) FROM emp",
+      {"pos": {"emp.tags:T"}, "tag": {"emp.tags:T"}}, set()),
+    C("st_stack_two_columns", "SELECT stack(2, name, dept, dept, name) AS (x, y) FROM emp",
+      {"x": {"emp.dept:T", "emp.name:T"}, "y": {"emp.dept:T", "emp.name:T"}}, set()),
+    C("st_explode_map", "SELECT explode(props) AS (k, v) FROM cust",
+      {"k": {"cust.props:T"}, "v": {"cust.props:T"}}, set()),
+    C("st_inline_outer", "SELECT inline_outer(array(named_struct('a', name))) FROM emp",
+      {"a": {"emp.name:T"}}, set()),
+    # -- correlated subqueries reading an outer alias --------------------------------------------------------
+    C("st_correlated_outer_alias", "SELECT e.name FROM emp e WHERE e.salary > (SELECT avg(e2.salary) FROM emp e2 WHERE e2.dept = e.dept)",
+      {"name": {"emp.name:I"}}, {"emp.dept:FILTER", "emp.salary:FILTER"}),
+    C("st_correlated_exists_alias", "SELECT d.dname FROM dept d WHERE EXISTS (SELECT 1 FROM emp e WHERE e.dept = d.dept AND e.age > 30)",
+      {"dname": {"dept.dname:I"}}, {"dept.dept:FILTER", "emp.age:FILTER", "emp.dept:FILTER"}),
+    C("st_correlated_in_select", "SELECT d.dname, (SELECT count(*) FROM emp e WHERE e.dept = d.dept) AS n FROM dept d",
+      {"dname": {"dept.dname:I"}, "n": set()}, {"dept.dept:FILTER", "emp.dept:FILTER"}),
+    C("st_correlated_nested_alias", "SELECT t2.name FROM emp t2 WHERE t2.id IN (SELECT o.emp_id FROM orders o WHERE o.amount > t2.salary)",
+      {"name": {"emp.name:I"}}, {"emp.id:FILTER", "emp.salary:FILTER", "orders.amount:FILTER", "orders.emp_id:FILTER"}),
+    # -- the names Spark gives unaliased expressions ---------------------------------------------------------
+    C("st_unaliased_arith", "SELECT salary + age, upper(name) FROM emp",
+      {"(salary + age)": {"emp.age:T", "emp.salary:T"}, "upper(name)": {"emp.name:T"}}, set()),
+    C("st_unaliased_cast", "SELECT CAST(age AS STRING), name || dept FROM emp",
+      {"age": {"emp.age:T"}, "concat(name, dept)": {"emp.dept:T", "emp.name:T"}}, set()),
+    C("st_unaliased_aggregate", "SELECT dept, count(*), max(salary) FROM emp GROUP BY dept",
+      {"dept": {"emp.dept:I"}, "count(1)": set(), "max(salary)": {"emp.salary:A"}}, {"emp.dept:GROUP_BY"}),
+    C("st_unaliased_case", "SELECT CASE WHEN age > 1 THEN name END FROM emp",
+      {"CASE WHEN (age > 1) THEN name END": {"emp.name:T"}}, {"emp.age:CONDITIONAL"}),
+    # -- view column lists -----------------------------------------------------------------------------------
+    C("st_view_column_list_join", "CREATE OR REPLACE VIEW st_v4 (who, place) AS SELECT e.name, d.region FROM emp e JOIN dept d ON e.dept = d.dept",
+      {"who": {"emp.name:I"}, "place": {"dept.region:I"}}, {"dept.dept:JOIN", "emp.dept:JOIN"}, target="st_v4"),
+    C("st_view_column_list_aggregate", "CREATE OR REPLACE VIEW st_v5 (d, total) AS SELECT dept, sum(salary) FROM emp GROUP BY dept",
+      {"d": {"emp.dept:I"}, "total": {"emp.salary:A"}}, {"emp.dept:GROUP_BY"}, target="st_v5"),
+    # -- INSERT column lists: literals, order, partitions ----------------------------------------------------
+    C("st_insert_from_view_column_list", "INSERT INTO out2 SELECT x, y FROM st_v6",
+      {"a": {"emp.name:I"}, "b": {"emp.salary:I"}}, set(), target="out2",
+      setup="CREATE OR REPLACE VIEW st_v6 (x, y) AS SELECT name, salary FROM emp"),
+    # -- everything the plan side reads, through a write -----------------------------------------------------
+    C("st_recursive_cte_insert", "WITH RECURSIVE r(n, name) AS (SELECT 1, name FROM emp UNION ALL SELECT n + 1, name FROM r WHERE n < 3) INSERT INTO out2 SELECT name, n FROM r",
+      {"a": {"emp.name:I"}, "b": set()}, set(), target="out2"),
+    C("st_lambda_in_insert", "INSERT INTO out2 SELECT array_join(transform(tags, t -> upper(t)), ','), salary FROM emp",
+      {"a": {"emp.tags:T"}, "b": {"emp.salary:I"}}, set(), target="out2"),
+    C("st_struct_fields_view", "CREATE OR REPLACE VIEW st_v7 AS SELECT info.city AS city, info.geo.lat AS lat FROM cust",
+      {"city": {"cust.info.city:I"}, "lat": {"cust.info.geo.lat:I"}}, set(), target="st_v7"),
+    C("st_merge_from_view", "MERGE INTO acct t USING st_v8 s ON t.id = s.id WHEN MATCHED THEN UPDATE SET balance = s.amount",
+      {"id": {"acct.id:I"}, "name": {"acct.name:I"}, "balance": {"acct_upd.amount:I"}, "status": {"acct.status:I"}}, {"acct.id:JOIN", "acct_upd.id:JOIN", "acct_upd.op:FILTER"}, target="acct",
+      setup="CREATE OR REPLACE VIEW st_v8 AS SELECT id, name, amount FROM acct_upd WHERE op = 'add'"),
+    C("st_update_from_subquery_cte", "UPDATE acct SET status = 'hi' WHERE balance > (SELECT avg(amount) FROM acct_upd)",
+      {"id": {"acct.id:I"}, "name": {"acct.name:I"}, "balance": {"acct.balance:I"}, "status": set()}, {"acct.balance:FILTER", "acct_upd.amount:FILTER"}, target="acct"),
+    C("st_pipe_into_view", "CREATE OR REPLACE VIEW st_v9 AS FROM emp |> WHERE age > 1 |> SELECT name, salary",
+      {"name": {"emp.name:I"}, "salary": {"emp.salary:I"}}, {"emp.age:FILTER"}, target="st_v9"),
+]
