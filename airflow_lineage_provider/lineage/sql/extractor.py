@@ -393,10 +393,15 @@ class SqlExtractor:
         if isinstance(query, exp.Values):
             width = len(query.expressions[0].expressions) if query.expressions else 0
             return _Result([(f"col{i + 1}", frozenset()) for i in range(width)])
-        _expand_transforms(query)
-        _expand_generators(query)
+        # Rewrites of rare constructs, each walk paid only when the statement's text can hold one.
+        text = self._sql.lower()
+        if "transform" in text:
+            _expand_transforms(query)
+        if any(name in text for name in _GENERATORS):
+            _expand_generators(query)
         qualified, names, using = qualify(query, self._sql, self.catalog.database, self.schema())
-        self._expand_struct_stars(qualified)
+        if ".*" in text or ". *" in text:
+            self._expand_struct_stars(qualified)
         result = _Resolver(self.catalog, self._sql, qualified, using).run()
         result.columns = [(names.get(c.lower(), c), o) for c, o in result.columns]
         return result
