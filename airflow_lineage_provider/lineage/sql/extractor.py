@@ -62,6 +62,7 @@ _DIRECTORY = re.compile(
 _OPTION_PATH = re.compile(r"\bpath\s*=?\s*'((?:[^'\\]|\\.)*)'", re.I)
 _EXECUTE_IMMEDIATE = re.compile(
     r"^\s*EXECUTE\s+IMMEDIATE\s+(?:(?P<text>'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.|\"\")*\")|\S+)", re.I | re.S)
+_SCRIPTING_BLOCK = re.compile(r"^\s*(?:\w+\s*:\s*)?BEGIN\b", re.I)
 # Parameters of a statement EXECUTE IMMEDIATE runs (``?``, ``:name``), outside quoted text.
 _PARAMETER = re.compile(r"""('(?:[^'\\]|\\.)*'|`[^`]*`)|\?|(?<![:\w]):[A-Za-z_]\w*""")
 
@@ -123,6 +124,9 @@ class SqlExtractor:
         immediate = _EXECUTE_IMMEDIATE.match(sql)
         if immediate:
             return self._execute_immediate(sql, index, immediate)
+        if _SCRIPTING_BLOCK.match(sql):
+            return [_none(index, sql, "a SQL scripting block (BEGIN ... END) is not read by the static extractor: its "
+                                      "writes depend on its variables and control flow, and are known when it runs")]
         try:
             tree = sqlglot.parse_one(_resolve_identifiers(sql), dialect=_SPARK)
         except SqlglotError as e:

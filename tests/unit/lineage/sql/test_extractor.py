@@ -335,3 +335,25 @@ def test_a_cte_reads_no_column_of_the_query_around_it_a_correlated_subquery_does
     assert not st.warnings
     assert {(i.table.rsplit(".", 1)[-1], i.field, i.subtype) for i in st.indirect} == {
         ("dept", "dept", "FILTER"), ("dept", "dname", "FILTER"), ("emp", "dept", "FILTER"), ("emp", "name", "FILTER")}
+
+
+def test_a_scripting_block_is_named_not_parsed():
+    from airflow_lineage_provider.lineage.sql import SqlExtractor
+
+    report = SqlExtractor().run("CREATE TABLE a (x INT) USING parquet;\nlbl: BEGIN INSERT INTO a VALUES (1); END;\n")
+    [block] = report.statements
+    assert block.index == 1 and block.method == "none"
+    assert block.warnings[0].startswith("a SQL scripting block (BEGIN ... END) is not read by the static extractor")
+
+
+def test_execute_immediate_of_a_literal_is_the_statement_it_runs_and_of_a_variable_says_so():
+    from airflow_lineage_provider.lineage.sql import SqlExtractor
+
+    x = SqlExtractor()
+    x.run("CREATE TABLE s (a INT, b STRING) USING parquet; CREATE TABLE t (a INT, b STRING) USING parquet;")
+    [st] = x.statement("EXECUTE IMMEDIATE 'INSERT INTO t SELECT a + ?, b FROM s WHERE b = :who' USING 1, 'x' AS who", 2)
+    assert st.target.table == "spark_catalog.default.t" and st.sql.startswith("EXECUTE IMMEDIATE")
+    assert {c: {(i.field, i.subtype) for i in inputs} for c, inputs in st.columns} == {
+        "a": {("a", "TRANSFORMATION")}, "b": {("b", "IDENTITY")}}
+    [var] = x.statement("EXECUTE IMMEDIATE stmt_text", 3)
+    assert var.method == "none" and "its statement is known only when it runs" in var.warnings[0]
