@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -15,6 +16,7 @@ from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
 from airflow_lineage_provider import dump_location, local_spark
 from airflow_lineage_provider.job.dump import SCRIPT, JobResult, is_uri, read_dump
+from airflow_lineage_provider.lineage.redact import is_secret_conf, scrub, secrets_in
 
 try:
     from airflow.sdk.exceptions import AirflowException
@@ -54,6 +56,8 @@ class SparkLineageHook(SparkSubmitHook):
         self._dump_uri = dump_uri
         self._keep_dump = keep_dump
         super().__init__(conn_id=conn_id or "spark_default", **kwargs)
+        # Airflow's own log lines (the submit command the Spark provider logs) hide these values too.
+        _mask(value for key, value in (self._conf or {}).items() if is_secret_conf(str(key)))
         if self.embedded:
             self._conf = {**local_spark.local_conf(), **self._conf}
         elif self._dump_uri is None:
@@ -109,6 +113,18 @@ class SparkLineageHook(SparkSubmitHook):
             self._env = {"PYSPARK_DRIVER_PYTHON": sys.executable, **(self._env or {})}
         return cmd
 
+    def _mask_cmd(self, connection_cmd: str | list[str]) -> str:
+        """The submit command as logged: the Spark provider hides keys named password or secret; conf
+        values that are access keys or tokens (``spark.hadoop.fs.s3a.access.key``) are hidden too."""
+        text = super()._mask_cmd(connection_cmd)
+        return _SECRET_CONF_ARG.sub(lambda m: f"{m.group(1)}=******" if is_secret_conf(m.group(1)) else m.group(0),
+                                    scrub(text) or "")
+
+    def _process_spark_submit_log(self, itr: Any) -> None:
+        """Every line the job prints reaches the task log with its credentials hidden: Spark quotes
+        failing statements in its own errors and logs."""
+        super()._process_spark_submit_log(scrub(line) if isinstance(line, str) else line for line in itr)
+
     # -- running ----------------------------------------------------------------------
 
     @property
@@ -120,6 +136,7 @@ class SparkLineageHook(SparkSubmitHook):
 
         Raises ``SparkJobError`` with Spark's message when a statement fails.
         """
+        mask_sql_secrets(sql)
         def prepare(dump: str) -> list[str]:
             dump_location.write_file(dump, SCRIPT, sql)
             return (["--dry-run"] if dry_run else []) + (["--keep-going"] if keep_going else [])
@@ -243,3 +260,23 @@ def _json_loads() -> Callable[[str], Any]:
     except ImportError:  # a worker that installed the provider without its dependencies
         return json.loads
     return orjson.loads
+
+
+# ``--conf key=value`` in a logged command line.
+_SECRET_CONF_ARG = re.compile(r"(?<=--conf )([\w.\-]+)=(\S+)")
+
+
+def _mask(values: Any) -> None:
+    """Register credential values with Airflow's secrets masker (best effort: never fails a task)."""
+    try:
+        from airflow.sdk.log import mask_secret
+    except ImportError:  # pragma: no cover - older task SDKs
+        return
+    for value in values:
+        if isinstance(value, str) and len(value) >= 3:
+            mask_secret(value)
+
+
+def mask_sql_secrets(sql: str | None) -> None:
+    """The credentials a script holds (JDBC passwords in URLs and OPTIONS), for Airflow's masker."""
+    _mask(secrets_in(sql))

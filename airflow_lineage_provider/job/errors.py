@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from airflow_lineage_provider.lineage.redact import scrub
 from airflow_lineage_provider.lineage.statements import Statement
 
 
@@ -17,7 +18,13 @@ def spark_message(exc: BaseException) -> str:
     if not text:
         getter = getattr(exc, "getMessage", None)
         text = str(getter()).strip() if callable(getter) else ""
-    return text.split("\n\nJVM stacktrace:")[0] or exc.__class__.__name__
+    # Spark quotes the failing statement (``== SQL ==``): its credentials never leave the job.
+    return scrub(text.split("\n\nJVM stacktrace:")[0]) or exc.__class__.__name__
+
+
+def shown_line(stmt: Statement, width: int = 80) -> str:
+    """A statement's first line as logs and errors show it: credentials hidden first, then cut."""
+    return (scrub(stmt.first_line) or "")[:width]
 
 
 def parse_line_offset(message: str) -> int | None:
@@ -38,7 +45,7 @@ class StatementError(Exception):
         what = "has a syntax error" if phase == "parse" else "failed"
         super().__init__(
             f"Statement {stmt.index + 1} of {total} {what} at line {self.line} of the script "
-            f"({stmt.first_line[:80]!r}): {message}"
+            f"({shown_line(stmt)!r}): {scrub(message)}"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -46,7 +53,7 @@ class StatementError(Exception):
             "statement": self.stmt.index + 1,
             "index": self.stmt.index,
             "line": self.line,
-            "first_line": self.stmt.first_line,
+            "first_line": scrub(self.stmt.first_line),
             "phase": self.phase,
             "spark_message": self.spark_message,
             "message": str(self),

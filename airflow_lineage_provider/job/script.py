@@ -16,7 +16,7 @@ from typing import Any
 
 from airflow_lineage_provider.job.capture import PlanCapture, digested, is_write
 from airflow_lineage_provider.job.dump import DumpWriter, HadoopFiles, JobResult
-from airflow_lineage_provider.job.errors import StatementError, spark_message
+from airflow_lineage_provider.job.errors import StatementError, shown_line, spark_message
 from airflow_lineage_provider.job.jvm import analyze_only, simple_name
 from airflow_lineage_provider.lineage.plan.writes import PARSED_WRITES
 from airflow_lineage_provider.lineage.statements import Statement, split_statements
@@ -47,7 +47,7 @@ class ScriptRunner:
         if not self.dry_run and self.capture_plans:
             self.capture.install()
         for stmt in statements:
-            entry: dict[str, Any] = {"index": stmt.index, "line": stmt.line, "first_line": stmt.first_line}
+            entry: dict[str, Any] = {"index": stmt.index, "line": stmt.line, "first_line": shown_line(stmt, 200)}
             self.status.append(entry)
             if stmt.index in parsed.errors:
                 entry.update(status="failed", error=parsed.errors[stmt.index].to_dict())
@@ -62,7 +62,7 @@ class ScriptRunner:
                 if not self.keep_going:
                     break
         for rest in statements[len(self.status):]:
-            self.status.append({"index": rest.index, "line": rest.line, "first_line": rest.first_line,
+            self.status.append({"index": rest.index, "line": rest.line, "first_line": shown_line(rest, 200),
                                 "status": "skipped"})
         self.capture.uninstall()
         self._describer.shutdown(wait=True)
@@ -88,7 +88,7 @@ class ScriptRunner:
         if out.errors and not self.keep_going:
             # Nothing runs when the script does not parse: no half-written results.
             for stmt in statements:
-                self.status.append({"index": stmt.index, "line": stmt.line, "first_line": stmt.first_line,
+                self.status.append({"index": stmt.index, "line": stmt.line, "first_line": shown_line(stmt, 200),
                                     "status": "failed" if stmt.index in out.errors else "skipped"})
             self.writer.finish(JobResult(statements=self.status, error=self.errors[0], errors=self.errors,
                                          spark_version=self.spark.version, dry_run=self.dry_run))
@@ -100,7 +100,7 @@ class ScriptRunner:
         is_command = self.spark._jvm.java.lang.Class.forName(
             "org.apache.spark.sql.catalyst.plans.logical.Command"
         ).isInstance(parsed) or kind in PARSED_WRITES
-        print(f"[airflow-lineage] statement {stmt.index + 1}/{total} (line {stmt.line}): {stmt.first_line[:100]}",
+        print(f"[airflow-lineage] statement {stmt.index + 1}/{total} (line {stmt.line}): {shown_line(stmt, 100)}",
               flush=True)
         try:
             if self.dry_run and kind == "CompoundBody":

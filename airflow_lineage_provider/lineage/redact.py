@@ -50,3 +50,34 @@ def strip_jdbc_credentials(url: str) -> str:
     out = re.sub(r"&&+", "&", out)
     out = re.sub(r";;+", ";", out)
     return out
+
+
+# Spark conf keys whose value is a credential: access keys, secrets, tokens, passwords.
+_SECRET_CONF_KEY = re.compile(r"(?i)(access[_.-]?key|secret|token|password|passwd|credential)")
+
+
+def is_secret_conf(key: str) -> bool:
+    """A Spark conf key whose value is a credential (``spark.hadoop.fs.s3a.access.key``, ``...secret.key``,
+    ``...session.token``, a JDBC password)."""
+    return bool(_SECRET_CONF_KEY.search(key))
+
+
+def secrets_in(text: str | None) -> list[str]:
+    """The credential values ``scrub`` would hide in ``text`` (to register them with a log masker,
+    which then hides them in lines this module never sees)."""
+    if not text:
+        return []
+    found: list[str] = []
+    for m in _SECRET_PARAM.finditer(text):
+        value = m.group(0).split("=", 1)[1]
+        found.append(value)
+    for m in _USERINFO.finditer(text):
+        info = m.group(0)[len(m.group(1)):-1]
+        found.extend(part for part in info.split(":")[1:2])
+    for m in _ORACLE_USER.finditer(text):
+        info = m.group(0)[len(m.group(1)):-1]
+        found.extend(info.split("/")[1:2])
+    for pattern in (_SECRET_OPTION,):
+        for m in pattern.finditer(text):
+            found.append(m.group(2)[1:-1])
+    return [v for v in dict.fromkeys(found) if len(v) >= 3 and v != REDACTED]

@@ -110,3 +110,19 @@ def test_the_shipped_modules_import_without_the_installed_package(tmp_path):
     module, digest_line = out.stdout.strip().splitlines()
     assert module.startswith(archive)
     assert digest_line == f"{LEAN} []"  # the driver digests its plans from the shipped zip too
+
+
+def test_the_logged_submit_command_hides_access_keys_and_the_log_hides_credentials(monkeypatch):
+    from airflow_lineage_provider.hooks.spark_lineage import SparkLineageHook
+
+    hook = SparkLineageHook(conf={"spark.hadoop.fs.s3a.access.key": "AKIAEXAMPLEKEY", "spark.sql.x": "keep"})
+    shown = hook._mask_cmd(["spark-submit", "--conf", "spark.hadoop.fs.s3a.access.key=AKIAEXAMPLEKEY",
+                            "--conf", "spark.sql.x=keep", "app.py"])
+    assert "AKIAEXAMPLEKEY" not in shown and "spark.hadoop.fs.s3a.access.key=******" in shown
+    assert "spark.sql.x=keep" in shown
+    logged: list[str] = []
+    monkeypatch.setattr(hook.log, "info", lambda msg, *args: logged.append(msg % args if args else msg))
+    hook._process_spark_submit_log(iter(["[airflow-lineage] statement 1/1 (line 1): SELECT "
+                                         "'jdbc:postgresql://h/db?user=u&password=Hunter2xyz'\n"]))
+    text = "\n".join(logged)
+    assert "Hunter2xyz" not in text and "password=***" in text

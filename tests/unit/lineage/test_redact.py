@@ -36,3 +36,24 @@ def test_scrub_removes_credentials_from_sql_and_json_text():
         '{"password": "***", "user": "***", "url": "jdbc:mysql://h/db;password=***"}'
     assert scrub("s3a://AKIA:secretkey@bucket/x") == "s3a://bucket/x"
     assert scrub(None) is None and scrub("") == ""
+
+
+def test_secret_conf_keys_are_access_keys_secrets_tokens_and_passwords():
+    from airflow_lineage_provider.lineage.redact import is_secret_conf
+
+    for key in ("spark.hadoop.fs.s3a.access.key", "spark.hadoop.fs.s3a.secret.key", "spark.hadoop.fs.s3a.session.token",
+                "spark.hadoop.fs.azure.account.key.x.dfs.core.windows.net.secret", "spark.jdbc.password"):
+        assert is_secret_conf(key), key
+    for key in ("spark.sql.shuffle.partitions", "spark.app.name", "spark.hadoop.fs.s3a.endpoint"):
+        assert not is_secret_conf(key), key
+
+
+def test_the_secrets_a_text_holds_are_the_ones_scrub_hides():
+    from airflow_lineage_provider.lineage.redact import scrub, secrets_in
+
+    text = ("OPTIONS (url 'jdbc:postgresql://etl:Pw1secret@h/db?user=u&password=Pw2secret', password 'Pw3secret'); "
+            "jdbc:oracle:thin:scott/Pw4secret@host:1521/x")
+    found = secrets_in(text)
+    assert {"Pw1secret", "Pw2secret", "Pw3secret", "Pw4secret"} <= set(found)
+    assert not any(secret in scrub(text) for secret in found)
+    assert secrets_in("SELECT 1") == [] and secrets_in(None) == []

@@ -1,0 +1,81 @@
+"""Faults and hostile input, as a user meets them: each run asserts the task's outcome and the message.
+
+A planted credential (``tests/dags/lineage_test_secrets.py``) is looked for in everything a run leaves:
+the task log, XCom, the OpenLineage events (file transport) and the error raised, for a successful
+run, a run that fails in Spark and a run whose SQL does not parse.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.dags.lineage_test_secrets import PLANTED
+from tests.integration.test_example_dag import xcoms
+from tests.integration.test_openlineage import openlineage_enabled, read_events
+
+pytestmark = [pytest.mark.spark, pytest.mark.airflow]
+
+
+def run_secret_dag(dag_name: str, tmp_path: Path, capfd) -> tuple[object, str, list[dict], dict]:
+    """(the run, everything it printed, its OpenLineage events, its XCom documents)."""
+    from tests.conftest import DAGS
+
+    log = tmp_path / "events.jsonl"
+    module = load_dag_module(DAGS / "lineage_test_secrets.py")
+    dag = getattr(module, dag_name)
+    capfd.readouterr()
+    with openlineage_enabled({"type": "file", "log_file_path": str(log), "append": True}):
+        run = dag.test()
+    out = capfd.readouterr()
+    return run, out.out + out.err, read_events(log), xcoms(dag.dag_id, run.run_id)
+
+
+def load_dag_module(path: Path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def assert_no_secret(*artefacts: object) -> None:
+    for artefact in artefacts:
+        text = artefact if isinstance(artefact, str) else json.dumps(artefact, default=str)
+        assert PLANTED not in text, f"the planted secret leaked: ...{text[max(0, text.find(PLANTED) - 200):][:300]}"
+
+
+def test_a_successful_run_shows_no_secret_anywhere(airflow_db, tmp_path, capfd):
+    run, printed, events, docs = run_secret_dag("ok", tmp_path, capfd)
+    assert run.state == "success"
+    assert "[airflow-lineage] statement 1/2" in printed  # the driver's log lines are there, scrubbed
+    assert "password=***" in printed
+    assert {e["eventType"] for e in events} >= {"START", "COMPLETE"}
+    assert docs["secret_in_sql"]["statements"]
+    assert_no_secret(printed, events, docs)
+
+
+def test_a_parse_error_shows_no_secret_in_the_log_the_error_or_the_fail_event(airflow_db, tmp_path, capfd):
+    run, printed, events, docs = run_secret_dag("parse_error", tmp_path, capfd)
+    assert run.state == "failed"
+    assert "Statement 1 of 1 has a syntax error at line 3 of the script" in printed
+    assert "PARSE_SYNTAX_ERROR" in printed
+    [fail] = [e for e in events if e["eventType"] == "FAIL" and e["job"]["name"].endswith(".secret_in_bad_sql")]
+    error = fail["run"]["facets"]["errorMessage"]
+    assert "PARSE_SYNTAX_ERROR" in error["message"]
+    assert docs == {}
+    assert_no_secret(printed, events)
+
+
+def test_a_run_error_shows_no_secret_in_the_log_the_error_or_the_fail_event(airflow_db, tmp_path, capfd):
+    run, printed, events, docs = run_secret_dag("run_error", tmp_path, capfd)
+    assert run.state == "failed"
+    assert "Statement 1 of 1 failed at line 1 of the script" in printed
+    assert "UNRESOLVED_COLUMN" in printed
+    [fail] = [e for e in events if e["eventType"] == "FAIL" and e["job"]["name"].endswith(".secret_in_failing_sql")]
+    assert "UNRESOLVED_COLUMN" in fail["run"]["facets"]["errorMessage"]["message"]
+    assert docs == {}
+    assert_no_secret(printed, events)
