@@ -69,8 +69,19 @@ def _extract(args: argparse.Namespace) -> int:
         except OSError as e:
             print(f"airflow-lineage: cannot read {args.sql}: {e.strerror}", file=sys.stderr)
             return 2
+        except UnicodeDecodeError as e:
+            print(f"airflow-lineage: {args.sql} is not UTF-8 text: byte {e.start} (0x{e.object[e.start]:02x}) "
+                  f"cannot be decoded; save the file as UTF-8", file=sys.stderr)
+            return 2
     else:
         script = args.inline
+    from airflow_lineage_provider.lineage.statements import split_statements
+
+    if not split_statements(script):
+        # Nothing to run: no Spark is started, and the user learns why nothing came out.
+        print(f"airflow-lineage: {args.sql or 'the SQL given with -e'} has no SQL statement (it is empty or "
+              "holds only comments): nothing to extract", file=sys.stderr)
+        return 2
     if args.method == "sql":
         return _extract_static(args, script)
     if args.method == "auto" and not _spark_available():
@@ -91,6 +102,7 @@ def _spark_available() -> bool:
 
 def _extract_static(args: argparse.Namespace, script: str) -> int:
     from airflow_lineage_provider.lineage.sql import extract_script, read_ddl_files
+    from airflow_lineage_provider.lineage.sql.extractor import PARSE_FAILED
 
     try:
         ddl = read_ddl_files(args.ddl)
@@ -103,7 +115,10 @@ def _extract_static(args: argparse.Namespace, script: str) -> int:
         return 2
     report = extract_script(script, schema=schema, ddl=ddl, database=args.database)
     _print(report, args.format)
-    return 0
+    unparsed = [w for st in report.statements for w in st.warnings if PARSE_FAILED in w]
+    for warning in unparsed:
+        print(f"error: {warning}", file=sys.stderr)
+    return 1 if unparsed else 0
 
 
 def _extract_plan(args: argparse.Namespace, script: str) -> int:

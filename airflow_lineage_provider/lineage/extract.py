@@ -96,7 +96,7 @@ def format_table(report: LineageReport) -> str:
     """One line per edge: target column <- source column, with subtype and expression."""
     lines: list[str] = []
     for st in report.statements:
-        target = st.target.label if st.target else "(query result)"
+        target = st.target.label if st.target else "(no lineage)" if st.method == "none" else "(query result)"
         head = f"statement {st.index + 1} -> {target}  [method={st.method}, confidence={st.confidence:g}]"
         lines.append(head)
         width = max((len(c) for c, _ in st.columns), default=0)

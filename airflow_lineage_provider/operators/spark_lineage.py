@@ -240,6 +240,14 @@ class SparkSqlLineageOperator(_SparkLineageOperator):
         self.schema_cache = schema_cache
 
     def _run_job(self) -> JobResult:
+        from airflow_lineage_provider.job.dump import JobResult
+        from airflow_lineage_provider.lineage.statements import split_statements
+
+        if not split_statements(self.sql or ""):
+            # Nothing to run: Spark is not started for nothing, and the document says why it is empty.
+            message = "the SQL has no statement (it is empty or holds only comments): Spark was not started"
+            self.log.warning("%s", message[0].upper() + message[1:])
+            return JobResult(warnings=[message])
         return self.hook.run_sql(self.sql, keep_going=self.keep_going)
 
     def _lineage(self, result: JobResult) -> LineageReport:
@@ -248,7 +256,9 @@ class SparkSqlLineageOperator(_SparkLineageOperator):
         With no plan dump at all (the job succeeded but left none), the static lineage of
         the SQL stands in, with a warning saying why.
         """
-        if not result.records and not result.statements and self._sql_text():
+        from airflow_lineage_provider.lineage.statements import split_statements
+
+        if not result.records and not result.statements and split_statements(self._sql_text() or ""):
             why = "; ".join(result.warnings) or "the plan dump is empty"
             fallback = self._static_lineage()
             return fallback.with_warning(f"no plan was captured ({why}): static lineage from the SQL text")

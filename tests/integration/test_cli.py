@@ -144,3 +144,28 @@ def test_a_dry_run_skips_what_spark_would_run_to_analyze_it_and_says_so(tmp_path
     assert [s["index"] for s in doc["statements"] if s["target"]] == [2]  # the INSERT ... VALUES only
     assert any("statement 4 (line 4): a SQL scripting block is not analyzed in a dry run" in w for w in doc["warnings"])
     assert any("statement 5 (line 11): EXECUTE IMMEDIATE is not analyzed in a dry run" in w for w in doc["warnings"])
+
+
+def test_method_sql_fails_on_a_syntax_error_naming_the_statement_and_the_script_line(tmp_path):
+    proc = extract(tmp_path, "CREATE TABLE a (x INT) USING parquet;\n\nINSERT INTO a\n  SELEC x FROM a;\nSELECT 1;\n",
+                   "--method", "sql")
+    assert proc.returncode == 1
+    assert "error: statement 2 of 3 (line 4 of the script): the SQL could not be parsed" in proc.stderr
+    assert "statement 2 -> (no lineage)  [method=none, confidence=0]" in proc.stdout
+
+
+@pytest.mark.parametrize("script", ["", "-- only a comment\n/* and this */\n"])
+def test_an_empty_script_is_said_to_be_empty_and_starts_nothing(tmp_path, script):
+    proc = extract(tmp_path, script)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "has no SQL statement (it is empty or holds only comments): nothing to extract" in proc.stderr
+
+
+def test_a_file_that_is_not_utf8_is_named_with_the_byte_that_is_not(tmp_path):
+    sql = tmp_path / "latin1.sql"
+    sql.write_bytes("SELECT 'café' AS x".encode("latin-1"))
+    proc = subprocess.run([venv_bin("airflow-lineage"), "extract", "--sql", str(sql), "--method", "sql"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == (f"airflow-lineage: {sql} is not UTF-8 text: byte 11 (0xe9) cannot be decoded; "
+                                   "save the file as UTF-8")

@@ -99,8 +99,10 @@ class SqlExtractor:
 
     def run(self, script: str) -> LineageReport:
         statements: list[StatementLineage] = []
-        for stmt in split_statements(script):
-            statements.extend(self.statement(stmt.sql, stmt.index))
+        split = split_statements(script)
+        for stmt in split:
+            found = self.statement(stmt.sql, stmt.index)
+            statements.extend(_located(st, stmt.line, len(split)) if st.method == "none" else st for st in found)
         return LineageReport(statements=tuple(statements))
 
     def statement(self, sql: str, index: int = 0) -> list[StatementLineage]:
@@ -130,7 +132,7 @@ class SqlExtractor:
         try:
             tree = sqlglot.parse_one(_resolve_identifiers(sql), dialect=_SPARK)
         except SqlglotError as e:
-            return [_none(index, sql, f"the SQL could not be parsed: {str(e).splitlines()[0]}")]
+            return [_none(index, sql, f"{PARSE_FAILED}: {str(e).splitlines()[0]}")]
         if isinstance(tree, exp.Use):
             name = tree.this.name if tree.this is not None else ""
             if name and (tree.args.get("kind") is None or str(tree.args.get("kind")).upper() in ("DATABASE", "SCHEMA")):
@@ -362,7 +364,7 @@ class SqlExtractor:
         try:
             query = sqlglot.parse_one(m.group("query"), dialect=_SPARK)
         except SqlglotError as e:
-            return [_none(index, sql, f"the SQL could not be parsed: {str(e).splitlines()[0]}")]
+            return [_none(index, sql, f"{PARSE_FAILED}: {str(e).splitlines()[0]}")]
         result = self._lineage(query)
         return [self._document(index, sql, naming.from_location(path, table=None, mode="overwrite"), result,
                                result.columns)]
@@ -528,6 +530,21 @@ def _struct_fields(data_type: str) -> list[str]:
             start = i + 1
     parts.append(body[start:])
     return [re.split(r"[:\s]", p.strip(), maxsplit=1)[0].strip("`") for p in parts if p.strip()]
+
+
+PARSE_FAILED = "the SQL could not be parsed"
+_SQLGLOT_LINE = re.compile(r"Line (\d+), Col: (\d+)")
+
+
+def _located(statement: StatementLineage, line: int, total: int) -> StatementLineage:
+    """A statement with no lineage, its warnings saying where it is in the script: which statement,
+    and for a syntax error the line of the script (sqlglot counts lines within the statement)."""
+    def where(warning: str) -> str:
+        found = _SQLGLOT_LINE.search(warning) if warning.startswith(PARSE_FAILED) else None
+        at = line + int(found.group(1)) - 1 if found else line
+        return f"statement {statement.index + 1} of {total} (line {at} of the script): {warning}"
+
+    return replace(statement, warnings=tuple(where(w) for w in statement.warnings))
 
 
 def _none(index: int, sql: str, warning: str) -> StatementLineage:

@@ -94,3 +94,16 @@ def test_application_operator_surface():
         SparkSubmitLineageOperator(task_id="u", application="a.py", sql="SELECT 1")
     with pytest.raises(TypeError):
         SparkSubmitLineageOperator(task_id="v", application="a.py", conf={}, some_unknown=1)
+
+
+@pytest.mark.parametrize("sql", ["", "  \n", "-- nothing here\n/* nor here */\n"])
+def test_an_empty_script_starts_no_spark_and_the_document_says_why(sql, monkeypatch):
+    from airflow_lineage_provider.operators.spark_lineage import SparkSqlLineageOperator
+
+    op = SparkSqlLineageOperator(task_id="t", sql=sql)
+    monkeypatch.setattr(type(op), "hook", property(lambda self: pytest.fail("Spark must not be started")))
+    result = op._run_job()
+    assert result.records == [] and result.error is None
+    report = op._extract(result)
+    assert report.statements == ()
+    assert report.warnings == ("the SQL has no statement (it is empty or holds only comments): Spark was not started",)

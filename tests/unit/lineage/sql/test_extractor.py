@@ -343,7 +343,8 @@ def test_a_scripting_block_is_named_not_parsed():
     report = SqlExtractor().run("CREATE TABLE a (x INT) USING parquet;\nlbl: BEGIN INSERT INTO a VALUES (1); END;\n")
     [block] = report.statements
     assert block.index == 1 and block.method == "none"
-    assert block.warnings[0].startswith("a SQL scripting block (BEGIN ... END) is not read by the static extractor")
+    assert block.warnings[0].startswith("statement 2 of 2 (line 2 of the script): a SQL scripting block (BEGIN ... END) "
+                                        "is not read by the static extractor")
 
 
 def test_execute_immediate_of_a_literal_is_the_statement_it_runs_and_of_a_variable_says_so():
@@ -357,3 +358,12 @@ def test_execute_immediate_of_a_literal_is_the_statement_it_runs_and_of_a_variab
         "a": {("a", "TRANSFORMATION")}, "b": {("b", "IDENTITY")}}
     [var] = x.statement("EXECUTE IMMEDIATE stmt_text", 3)
     assert var.method == "none" and "its statement is known only when it runs" in var.warnings[0]
+
+
+def test_a_syntax_error_names_the_statement_and_the_line_of_the_script():
+    from airflow_lineage_provider.lineage.sql import SqlExtractor
+
+    report = SqlExtractor().run("CREATE TABLE a (x INT) USING parquet;\n\nINSERT INTO a\n  SELEC x FROM a;\nSELECT 1;\n")
+    bad = report.statements[0]
+    assert bad.method == "none" and bad.target is None
+    assert bad.warnings[0].startswith("statement 2 of 3 (line 4 of the script): the SQL could not be parsed")
