@@ -35,17 +35,46 @@ def _requires_xcom_read() -> Any:
     return Depends(requires_access_dag("GET", DagAccessEntity.XCOM))
 
 
+# Airflow keeps a map index in a 32-bit integer column; -1 is an unmapped task.
+MAP_INDEX_RANGE = (-1, 2**31 - 1)
+
+
 def parse_map_index(raw: str | None) -> int | None:
     """The map index of a tab's URL; ``None`` (every map index) when it is absent or not a number.
 
-    Airflow leaves ``{MAP_INDEX}`` in the URL as is for an unmapped task.
+    Airflow leaves ``{MAP_INDEX}`` in the URL as is for an unmapped task. A number no task can
+    have is a 400 that says so, never a database error.
     """
     if raw is None:
         return None
     try:
-        return int(raw.strip())
+        index = int(raw.strip())
     except ValueError:
         return None
+    low, high = MAP_INDEX_RANGE
+    if not low <= index <= high:
+        raise HTTPException(400, f"map_index {raw.strip()[:40]} is out of range: a map index is {low} (not mapped) "
+                                 f"to {high}; leave it out for every map index")
+    return index
+
+
+def check_exists(dag_id: str, run_id: str, task_id: str | None = None) -> None:
+    """404, saying what was not found, for a DAG, run or task that does not exist: a mistyped or
+    deleted run must not look like a run with no lineage."""
+    from airflow.models.dag import DagModel
+    from airflow.models.dagrun import DagRun
+    from airflow.models.taskinstance import TaskInstance
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        run = session.scalar(select(DagRun.id).where(DagRun.dag_id == dag_id, DagRun.run_id == run_id))
+        if run is None:
+            known = session.scalar(select(DagModel.dag_id).where(DagModel.dag_id == dag_id))
+            raise HTTPException(404, f"DAG {dag_id!r} has no run {run_id!r}" if known else f"no DAG {dag_id!r}")
+        if task_id is not None and session.scalar(select(TaskInstance.task_id).where(
+                TaskInstance.dag_id == dag_id, TaskInstance.run_id == run_id, TaskInstance.task_id == task_id)
+                .limit(1)) is None:
+            raise HTTPException(404, f"run {run_id!r} of DAG {dag_id!r} has no task {task_id!r}")
 
 
 def read_lineage(dag_id: str, run_id: str, task_id: str | None = None,
@@ -81,6 +110,7 @@ def read_lineage(dag_id: str, run_id: str, task_id: str | None = None,
 
 
 def _payload(dag_id: str, run_id: str, task_id: str | None, map_index: int | None) -> dict[str, Any]:
+    check_exists(dag_id, run_id, task_id)
     tasks, problems = read_lineage(dag_id, run_id, task_id, map_index)
     return {
         "dag_id": dag_id,
@@ -127,6 +157,16 @@ def create_app() -> FastAPI:
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     auth = _requires_xcom_read()
 
+    @app.middleware("http")
+    async def _headers(request: Request, call_next: Any) -> Response:
+        """No browser guesses a type (nosniff), and no cache keeps lineage, which may name what a user
+        may see no longer (no-store on everything but the static bundle)."""
+        response = await call_next(request)
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        if not request.url.path.startswith(request.scope.get("root_path", "") + "/static/"):
+            response.headers["Cache-Control"] = "no-store"
+        return response
+
     @app.get("/api/dags/{dag_id}/runs/{run_id}", dependencies=[auth])
     def dag_run_lineage(dag_id: str, run_id: str) -> JSONResponse:
         """Every task's lineage in a DAG run, stitched into one graph."""
@@ -163,11 +203,15 @@ def create_app() -> FastAPI:
         api = request.url.path.startswith(request.scope.get("root_path", "") + "/api/")
         if api or exc.status_code not in (401, 403):
             return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+        detail = str(exc.detail or "").lower()
         message = ("Sign in to Airflow to see column lineage." if exc.status_code == 401
+                   else "Your sign-in is not valid (it may have expired): sign in to Airflow again."
+                   if "token" in detail or "invalid" in detail or "signature" in detail
                    else "You may not read this DAG's XComs, so its column lineage is not shown.")
         return HTMLResponse(f"<!doctype html><meta charset='utf-8'><title>{exc.status_code}</title>"
                             f"<p style='font-family:sans-serif'>{html.escape(message)}</p>",
-                            status_code=exc.status_code)
+                            status_code=exc.status_code, headers={"Cache-Control": "no-store",
+                                                                  "X-Content-Type-Options": "nosniff"})
 
     return app
 

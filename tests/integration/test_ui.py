@@ -164,6 +164,20 @@ def test_admin_reads_the_run_lineage_from_xcom(server):
     assert labels.count(T + "ods_users") == 1  # written by prepare_tables, read by build_dwd_users: one node
 
 
+def test_an_unknown_dag_run_or_task_is_a_404_that_names_it(server):
+    headers = {"Authorization": f"Bearer {_token(server, 'admin')}"}
+    for url, detail in (
+        (_api(server, server["demo"], dag_id="no_such_dag"), "no DAG 'no_such_dag'"),
+        (_api(server, "manual__1999-01-01T00:00:00+00:00"),
+         f"DAG '{DEMO}' has no run 'manual__1999-01-01T00:00:00+00:00'"),
+        (_api(server, server["demo"], "no_such_task"), f"run '{server['demo']}' of DAG '{DEMO}' has no task 'no_such_task'"),
+    ):
+        status, body = _get(url, headers)
+        assert (status, json.loads(body)["detail"]) == (404, detail), url
+    status, _ = _get(_api(server, server["ui"], "no_lineage", dag_id="lineage_test_ui"), headers)
+    assert status == 200  # a task that left no lineage is not missing
+
+
 def test_map_index_selects_one_mapped_task_instance(server):
     headers = {"Authorization": f"Bearer {_token(server, 'admin')}"}
     for raw, expected in (("1", {1}), ("{MAP_INDEX}", {0, 1})):

@@ -57,6 +57,7 @@ def client(monkeypatch):
         return [TaskLineage(task_id or "t", -1, report)], []
 
     monkeypatch.setattr(app_module, "read_lineage", read_lineage)
+    monkeypatch.setattr(app_module, "check_exists", lambda dag_id, run_id, task_id=None: None)  # no metadata DB
     c = TestClient(app_module.create_app())
     c.manager, c.reads = manager, reads
     return c
@@ -142,3 +143,33 @@ def test_plugin_is_registered_with_both_tabs_and_the_app():
     assert set(views) == {"task_instance", "dag_run"}
     assert "{MAP_INDEX}" in views["task_instance"]["href"] and "{TASK_ID}" in views["task_instance"]["href"]
     assert len({v["url_route"] for v in plugin.external_views}) == 2  # the UI finds a tab by its route
+
+
+def test_a_map_index_no_task_can_have_is_a_400_that_says_so(client):
+    client.cookies.set("_token", "good")
+    for raw in ("99999999999999999999999", "-2", "2147483648"):
+        r = client.get(f"/api/dags/d/runs/{RUN}/tasks/t", params={"map_index": raw})
+        assert r.status_code == 400, raw
+        assert r.json()["detail"].startswith(f"map_index {raw} is out of range: a map index is -1 (not mapped)")
+    assert client.reads == []
+    assert client.get(f"/api/dags/d/runs/{RUN}/tasks/t", params={"map_index": "2147483647"}).status_code == 200
+
+
+def test_every_answer_says_nosniff_and_lineage_is_never_cached(client):
+    client.cookies.set("_token", "good")
+    for url in (f"/api/dags/d/runs/{RUN}", f"/dags/d/runs/{RUN}", f"/dags/d/runs/{RUN}/tasks/t"):
+        r = client.get(url)
+        assert r.status_code == 200, url
+        assert r.headers["X-Content-Type-Options"] == "nosniff" and r.headers["Cache-Control"] == "no-store", url
+    client.cookies.clear()
+    refused = client.get(f"/dags/d/runs/{RUN}")
+    assert refused.status_code == 401 and refused.headers["X-Content-Type-Options"] == "nosniff"
+    assert client.get("/static/column-lineage.js").headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_an_invalid_sign_in_is_called_invalid_not_a_missing_permission(client):
+    client.cookies.set("_token", "forged")
+    r = client.get(f"/dags/d/runs/{RUN}/tasks/t")
+    assert r.status_code == 403
+    assert "Your sign-in is not valid (it may have expired): sign in to Airflow again." in r.text
+    assert "You may not read" not in r.text
