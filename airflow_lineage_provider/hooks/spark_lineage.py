@@ -176,7 +176,12 @@ class SparkLineageHook(SparkSubmitHook):
             os.makedirs(dump, exist_ok=True)
             remove_after = not self._keep_dump and self._dump_dir is None
         try:
-            extra = prepare(dump) or []
+            try:
+                extra = prepare(dump) or []
+            except (OSError, dump_location.DumpLocationError) as e:
+                if not self._dump_uri:
+                    raise
+                dump, extra, remove_after = self._local_dump_instead(dump, prepare, e)
             self._application_args = ["--dump", dump, *extra]
             if self.cluster_mode:
                 self._py_files = ",".join(p for p in (self._py_files, job_package_zip()) if p)
@@ -195,11 +200,30 @@ class SparkLineageHook(SparkSubmitHook):
                 dump_location.remove(dump)
         if self._keep_dump:
             self.log.info("Plan dump kept at %s", dump)
+        if getattr(self, "_dump_warning", None):
+            result.warnings.append(self._dump_warning)
         if result.error:
             raise SparkJobError(result.error.get("message") or str(result.error))
         if submit_error is not None:
             raise SparkJobError(f"The Spark job failed: {submit_error}")
         return result
+
+    def _local_dump_instead(self, dump: str, prepare: Any, error: BaseException) -> tuple[str, list[str], bool]:
+        """``dump_uri`` cannot be written. The dump is lineage's, the job is the user's: where the driver
+        runs on this worker (client mode, embedded Spark) the job goes on with a local dump, and the
+        lineage says what to fix; in cluster mode the script cannot reach the driver at all, and the
+        task fails saying so."""
+        why = getattr(error, "strerror", None) or str(error)
+        if self.cluster_mode:
+            raise SparkJobError(
+                f"dump_uri {self._dump_uri} cannot be written ({why}): in cluster deploy mode the job's files reach "
+                "the Spark driver only through it. Give a dump_uri this worker can write and the driver can read "
+                "(hdfs://, s3a://, a shared file system)") from error
+        local = tempfile.mkdtemp(prefix="airflow-lineage-")
+        self._dump_warning = (f"dump_uri {self._dump_uri} cannot be written ({why}): the job ran with a local "
+                              "plan dump instead; fix dump_uri (a directory this worker can write) for cluster mode")
+        self.log.warning("%s", self._dump_warning)
+        return local, prepare(local) or [], not self._keep_dump
 
     def _check_deploy_mode(self) -> None:
         """Cluster deploy mode needs a shared dump location, and a manager that runs Python drivers."""

@@ -79,3 +79,38 @@ def test_a_run_error_shows_no_secret_in_the_log_the_error_or_the_fail_event(airf
     assert "UNRESOLVED_COLUMN" in fail["run"]["facets"]["errorMessage"]["message"]
     assert docs == {}
     assert_no_secret(printed, events)
+
+
+def run_fault_dag(name: str, capfd) -> tuple[object, str, dict]:
+    from tests.conftest import DAGS
+
+    dag = getattr(load_dag_module(DAGS / "lineage_test_faults.py"), name)
+    capfd.readouterr()
+    run = dag.test()
+    out = capfd.readouterr()
+    return run, out.out + out.err, xcoms(dag.dag_id, run.run_id)
+
+
+def test_an_unwritable_dump_uri_costs_the_lineage_a_warning_not_the_job(airflow_db, capfd):
+    from tests.dags.lineage_test_faults import DUMP_URI_OUT
+
+    run, printed, docs = run_fault_dag("dump_uri", capfd)
+    assert run.state == "success"
+    assert Path(DUMP_URI_OUT).is_dir()  # the job ran and wrote
+    [doc] = docs.values()
+    warning = ("dump_uri file:///proc/airflow-lineage-forbidden cannot be written (No such file or directory): the "
+               "job ran with a local plan dump instead; fix dump_uri (a directory this worker can write) for "
+               "cluster mode")
+    assert warning in doc["warnings"]
+    assert doc["statements"][0]["method"] == "plan"  # the local dump still gave the plan's lineage
+    assert warning in printed
+
+
+def test_an_empty_script_succeeds_without_starting_spark_and_says_so(airflow_db, capfd):
+    run, printed, docs = run_fault_dag("empty", capfd)
+    assert run.state == "success"
+    assert "spark-submit" not in printed and "Spark-Submit cmd" not in printed
+    assert docs["comments_only"]["statements"] == []
+    assert docs["comments_only"]["warnings"] == [
+        "the SQL has no statement (it is empty or holds only comments): Spark was not started"]
+    assert "The SQL has no statement (it is empty or holds only comments): Spark was not started" in printed

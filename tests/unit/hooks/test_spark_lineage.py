@@ -126,3 +126,14 @@ def test_the_logged_submit_command_hides_access_keys_and_the_log_hides_credentia
                                          "'jdbc:postgresql://h/db?user=u&password=Hunter2xyz'\n"]))
     text = "\n".join(logged)
     assert "Hunter2xyz" not in text and "password=***" in text
+
+
+def test_an_unwritable_dump_uri_in_cluster_mode_fails_saying_what_to_fix(monkeypatch):
+    from airflow_lineage_provider.hooks.spark_lineage import SparkJobError, SparkLineageHook
+
+    hook = SparkLineageHook(dump_uri="file:///proc/forbidden")
+    monkeypatch.setattr(SparkLineageHook, "cluster_mode", property(lambda self: True))
+    with pytest.raises(SparkJobError) as raised:
+        hook._local_dump_instead("file:///proc/forbidden/run-1", lambda d: [], FileNotFoundError(2, "No such file"))
+    assert str(raised.value).startswith("dump_uri file:///proc/forbidden cannot be written (No such file): in cluster "
+                                        "deploy mode the job's files reach the Spark driver only through it.")

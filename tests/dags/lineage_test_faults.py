@@ -1,0 +1,24 @@
+"""DAGs of the fault suite (tests/integration/test_faults.py): what a user gets wrong, the task's outcome."""
+
+from __future__ import annotations
+
+import os
+
+import pendulum
+from airflow.sdk import DAG
+
+from airflow_lineage_provider.operators.spark_lineage import SparkSqlLineageOperator
+
+HOME = os.environ.get("AIRFLOW_HOME", "/tmp")
+DUMP_URI_OUT = os.path.join(HOME, "fault_dump_uri_out")
+START = pendulum.datetime(2026, 1, 1, tz="UTC")
+
+with DAG(dag_id="lineage_fault_dump_uri", schedule=None, start_date=START) as dump_uri:
+    # /proc cannot hold a directory: the dump cannot be written there, the job must still run.
+    SparkSqlLineageOperator(
+        task_id="unwritable_dump_uri", retries=0, dump_uri="file:///proc/airflow-lineage-forbidden",
+        sql=f"INSERT OVERWRITE DIRECTORY '{DUMP_URI_OUT}' USING parquet SELECT 1 AS a;\n",
+    )
+
+with DAG(dag_id="lineage_fault_empty", schedule=None, start_date=START) as empty:
+    SparkSqlLineageOperator(task_id="comments_only", retries=0, sql="-- nothing to run yet\n/* TODO */\n")
