@@ -7,10 +7,14 @@ by one task are there for the next, as they would be on a cluster.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Callable, Iterator
 
 from airflow_lineage_provider.lineage.naming import warehouse_location
 
@@ -101,6 +105,66 @@ def run_driver(dump_dir: str, *, master: str = LOCAL_MASTER, conf: dict[str, str
         args += ["--app", os.path.abspath(app), "--", *app_args]
     env = {**os.environ, **local_env()}
     out = subprocess.DEVNULL if quiet else None
-    proc = subprocess.run(submit_command(master, merged, DRIVER, args), env=env, stdout=out,
-                          stderr=subprocess.PIPE if quiet else None, text=True)
+    with catalog_lock(merged, lambda line: print(f"airflow-lineage: {line}", file=sys.stderr, flush=True)):
+        proc = subprocess.run(submit_command(master, merged, DRIVER, args), env=env, stdout=out,
+                              stderr=subprocess.PIPE if quiet else None, text=True)
     return proc.returncode, (proc.stderr or "")[-4000:]
+
+
+# How long a job waits for the embedded catalog another job holds before it gives up (seconds).
+CATALOG_WAIT_S = float(os.environ.get("AIRFLOW_LINEAGE_CATALOG_WAIT", "1800"))
+_DERBY_DB = re.compile(r"databaseName=([^;]+)")
+
+
+def catalog_lock_path(conf: dict[str, str]) -> str | None:
+    """The lock file of the embedded Derby catalog a job's settings point at; ``None`` for another
+    catalog (a cluster's metastore), which needs no lock of ours."""
+    url = str(conf.get("spark.hadoop.javax.jdo.option.ConnectionURL") or "")
+    found = _DERBY_DB.search(url) if url.startswith("jdbc:derby:") else None
+    return found.group(1) + ".lock" if found else None
+
+
+@contextlib.contextmanager
+def catalog_lock(conf: dict[str, str], say: Callable[[str], None], timeout: float | None = None) -> Iterator[None]:
+    """Hold the embedded catalog for one job at a time.
+
+    Derby, the embedded Hive catalog, lets one JVM open it at a time: a second job started meanwhile
+    retries in a loop and fills its log with thousands of ``XSDB6`` stack traces before it gets in. So
+    jobs take turns: a waiting job says so in one line, and gives up after ``timeout`` seconds with an
+    error that says what holds the catalog.
+    """
+    path = catalog_lock_path(conf)
+    if path is None:
+        yield
+        return
+    import fcntl
+
+    wait = CATALOG_WAIT_S if timeout is None else timeout
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(f"waiting for the embedded Spark catalog ({os.path.dirname(path)}): another job is using it "
+                f"(Derby lets one job in at a time); waiting up to {wait:g} s")
+            deadline = time.monotonic() + wait
+            while True:
+                time.sleep(0.5)
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise CatalogBusyError(
+                            f"the embedded Spark catalog ({os.path.dirname(path)}) was still in use by another job "
+                            f"after {wait:g} s: run embedded tasks one at a time (a pool of one slot), give them a "
+                            "Spark connection with a metastore of its own, or raise AIRFLOW_LINEAGE_CATALOG_WAIT"
+                        ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+class CatalogBusyError(RuntimeError):
+    """Another job held the embedded catalog for longer than a job waits for it."""

@@ -187,9 +187,12 @@ class SparkLineageHook(SparkSubmitHook):
                 self._py_files = ",".join(p for p in (self._py_files, job_package_zip()) if p)
             submit_error: AirflowException | None = None
             try:
-                self.submit(local_spark.DRIVER)
+                with local_spark.catalog_lock(self._conf or {}, lambda line: self.log.warning("%s", line)):
+                    self.submit(local_spark.DRIVER)
             except AirflowException as e:
                 submit_error = e
+            except local_spark.CatalogBusyError as e:
+                raise SparkJobError(str(e)) from e
             try:
                 with dump_location.fetched(dump) as local:
                     result = read_dump(local, _json_loads())

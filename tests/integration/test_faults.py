@@ -114,3 +114,41 @@ def test_an_empty_script_succeeds_without_starting_spark_and_says_so(airflow_db,
     assert docs["comments_only"]["warnings"] == [
         "the SQL has no statement (it is empty or holds only comments): Spark was not started"]
     assert "The SQL has no statement (it is empty or holds only comments): Spark was not started" in printed
+
+
+def test_two_embedded_jobs_at_once_take_turns_on_the_catalog_and_say_so_once(tmp_path):
+    """Derby lets one JVM into the embedded catalog: the second job waits, in one line, then runs."""
+    import subprocess
+
+    from tests.conftest import venv_bin
+
+    procs = []
+    for n in (1, 2):
+        script = tmp_path / f"job{n}.sql"
+        script.write_text(f"CREATE TABLE IF NOT EXISTS fault_turns_{n} (a INT) USING parquet;\n"
+                          f"INSERT INTO fault_turns_{n} SELECT 1;\n")
+        procs.append(subprocess.Popen([venv_bin("airflow-lineage"), "extract", "--sql", str(script)],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in outs]
+    for n, (out, _) in enumerate(outs, 1):
+        assert f"statement 2 -> spark_catalog.default.fault_turns_{n}" in out
+    waits = [line for _, err in outs for line in err.splitlines() if "waiting for the embedded Spark catalog" in line]
+    assert len(waits) == 1 and waits[0].startswith("airflow-lineage: waiting for the embedded Spark catalog (")
+    assert all("XSDB6" not in err for _, err in outs)
+
+
+def test_a_job_that_waits_too_long_for_the_catalog_gives_up_saying_why(tmp_path):
+    import fcntl
+
+    from airflow_lineage_provider import local_spark
+
+    conf = local_spark.local_conf(str(tmp_path / "state"))
+    said: list[str] = []
+    with open(local_spark.catalog_lock_path(conf), "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(local_spark.CatalogBusyError) as raised:
+            with local_spark.catalog_lock(conf, said.append, timeout=1):
+                pytest.fail("the catalog was held by another job")
+    assert len(said) == 1 and "another job is using it" in said[0]
+    assert "was still in use by another job after 1 s: run embedded tasks one at a time" in str(raised.value)
