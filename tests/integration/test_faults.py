@@ -19,7 +19,8 @@ from tests.integration.test_openlineage import openlineage_enabled, read_events
 pytestmark = [pytest.mark.spark, pytest.mark.airflow]
 
 
-def run_secret_dag(dag_name: str, tmp_path: Path, capfd) -> tuple[object, str, list[dict], dict]:
+def run_secret_dag(dag_name: str, tmp_path: Path, capfd, transport: dict | None = None
+                   ) -> tuple[object, str, list[dict], dict]:
     """(the run, everything it printed, its OpenLineage events, its XCom documents)."""
     from tests.conftest import DAGS
 
@@ -27,10 +28,10 @@ def run_secret_dag(dag_name: str, tmp_path: Path, capfd) -> tuple[object, str, l
     module = load_dag_module(DAGS / "lineage_test_secrets.py")
     dag = getattr(module, dag_name)
     capfd.readouterr()
-    with openlineage_enabled({"type": "file", "log_file_path": str(log), "append": True}):
+    with openlineage_enabled(transport or {"type": "file", "log_file_path": str(log), "append": True}):
         run = dag.test()
     out = capfd.readouterr()
-    return run, out.out + out.err, read_events(log), xcoms(dag.dag_id, run.run_id)
+    return run, out.out + out.err, read_events(log) if log.exists() else [], xcoms(dag.dag_id, run.run_id)
 
 
 def load_dag_module(path: Path):
@@ -152,3 +153,52 @@ def test_a_job_that_waits_too_long_for_the_catalog_gives_up_saying_why(tmp_path)
                 pytest.fail("the catalog was held by another job")
     assert len(said) == 1 and "another job is using it" in said[0]
     assert "was still in use by another job after 1 s: run embedded tasks one at a time" in str(raised.value)
+
+
+@pytest.mark.parametrize(("damage", "warning"), [
+    ("corrupt", "plan dump line 2 unreadable"),
+    ("truncated", "plan dump line 2 unreadable"),
+    ("no plans", "no plan dump at"),
+    ("no result", "the job left no result file (it was killed or crashed before the end)"),
+])
+def test_a_damaged_dump_costs_lineage_a_warning_never_the_task(tmp_path, damage, warning):
+    """What the hook reads back after the job, damaged four ways: the operator's document says what
+    was lost and keeps what was not; nothing is raised (the task's outcome is the Spark job's)."""
+    from airflow_lineage_provider.hooks.spark_lineage import _json_loads
+    from airflow_lineage_provider.job.capture import digested
+    from airflow_lineage_provider.job.dump import DumpWriter, JobResult, read_dump
+    from airflow_lineage_provider.operators.spark_lineage import SparkSqlLineageOperator
+    from tests.helpers import SRC_DST, plan_record
+
+    writer = DumpWriter(str(tmp_path))
+    for index in (0, 1):
+        writer.record(digested({**plan_record("seed_join"), "index": index, "sql": "INSERT ..."}, []))
+    writer.finish(JobResult(statements=[{"index": 0, "status": "ok"}, {"index": 1, "status": "ok"}]))
+    plans = tmp_path / "plans.jsonl"
+    lines = plans.read_text().splitlines()
+    if damage == "corrupt":
+        plans.write_text(lines[0] + "\n" + "{not json at all\n")
+    elif damage == "truncated":
+        plans.write_text(lines[0] + "\n" + lines[1][: len(lines[1]) // 2])
+    elif damage == "no plans":
+        plans.unlink()
+    else:
+        (tmp_path / "result.json").unlink()
+    op = SparkSqlLineageOperator(task_id="t", sql=SRC_DST, schema_cache=False)
+    report = op._extract(read_dump(str(tmp_path), _json_loads()))
+    assert any(w.startswith(warning) for w in report.warnings), report.warnings
+    kept = [s for s in report.statements if s.method == "plan"]
+    assert len(kept) == {"corrupt": 1, "truncated": 1, "no plans": 0, "no result": 2}[damage]
+
+
+def test_an_openlineage_endpoint_that_refuses_changes_nothing(airflow_db, tmp_path, capfd):
+    """Nothing listens on the transport's port: the events are lost, the task and its XCom are not."""
+    import socket
+
+    with socket.socket() as probe:  # a port that was free a moment ago: connections to it are refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    run, printed, _, docs = run_secret_dag("ok", tmp_path, capfd,
+                                           {"type": "http", "url": f"http://127.0.0.1:{port}", "timeout": 2})
+    assert run.state == "success"
+    assert docs["secret_in_sql"]["statements"][0]["method"] == "plan"
