@@ -19,9 +19,19 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file by spark-submit
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from airflow_lineage_provider.job.app import ApplicationRunner  # noqa: E402
+from airflow_lineage_provider.job import errors  # noqa: E402
 from airflow_lineage_provider.job.dump import SCRIPT, DumpWriter, HadoopFiles, JobResult, is_uri  # noqa: E402
-from airflow_lineage_provider.job.script import ScriptRunner  # noqa: E402
+
+# The runners bring the plan capture. Should it fail to load, the user's job still runs, without it:
+# lineage never stops Spark.
+try:
+    from airflow_lineage_provider.job.app import ApplicationRunner
+    from airflow_lineage_provider.job.script import ScriptRunner
+    CAPTURE_UNAVAILABLE: str | None = None
+except Exception as _error:  # noqa: BLE001 - any import failure of the capture
+    ApplicationRunner = ScriptRunner = None  # type: ignore[assignment,misc]
+    CAPTURE_UNAVAILABLE = f"{errors.CAPTURE_UNAVAILABLE} ({type(_error).__name__}: {_error}): " \
+                          "the job ran without it, and no plan lineage was captured"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
             script = files.read_uri(args.sql_file) if files and is_uri(args.sql_file) else _read(args.sql_file)
         else:
             script = files.read_text(SCRIPT) if files else _read(os.path.join(args.dump, SCRIPT))
+        if ScriptRunner is None:
+            return _run_without_capture(spark, script, DumpWriter(args.dump, files))
         return ScriptRunner(spark, args.dump, dry_run=args.dry_run, keep_going=args.keep_going,
                             capture=not args.no_capture, files=files).run(script)
     except SystemExit as e:
@@ -67,6 +79,30 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         spark.stop()
+
+
+def _run_without_capture(spark: Any, script: str, writer: DumpWriter) -> int:
+    """The script's statements, one by one, as Spark runs them, with no capture: what the job does
+    when the capture cannot be loaded. A failing statement fails the job with Spark's message."""
+    from airflow_lineage_provider.job.errors import StatementError, spark_message
+    from airflow_lineage_provider.lineage.statements import split_statements
+
+    print(f"[airflow-lineage] warning: {CAPTURE_UNAVAILABLE}", file=sys.stderr, flush=True)
+    statements = split_statements(script)
+    status: list[dict[str, Any]] = []
+    for stmt in statements:
+        try:
+            spark.sql(stmt.sql).collect()
+            status.append({"index": stmt.index, "line": stmt.line, "status": "ok"})
+        except Exception as exc:  # noqa: BLE001 - reported with its statement, as the runner does
+            error = StatementError(stmt, len(statements), "run", spark_message(exc))
+            print(str(error), file=sys.stderr, flush=True)
+            status.append({"index": stmt.index, "line": stmt.line, "status": "failed", "error": error.to_dict()})
+            writer.finish(JobResult(statements=status, error=error.to_dict(), errors=[error.to_dict()],
+                                    warnings=[CAPTURE_UNAVAILABLE], spark_version=spark.version))
+            return 1
+    writer.finish(JobResult(statements=status, warnings=[CAPTURE_UNAVAILABLE], spark_version=spark.version))
+    return 0
 
 
 def _read(path: str) -> str:
@@ -94,6 +130,14 @@ def _run_application(spark: Any, args: argparse.Namespace, app_args: list[str], 
                                 spark_version=spark.version, application=args.app))
         spark.stop()
         return 1
+    if ApplicationRunner is None:  # the capture cannot be loaded: the application runs as spark-submit would
+        import runpy
+
+        print(f"[airflow-lineage] warning: {CAPTURE_UNAVAILABLE}", file=sys.stderr, flush=True)
+        sys.argv = [app, *app_args]
+        runpy.run_path(app, run_name="__main__")
+        writer.finish(JobResult(warnings=[CAPTURE_UNAVAILABLE], spark_version=spark.version, application=args.app))
+        return 0
     try:
         return ApplicationRunner(spark, writer, capture=not args.no_capture).run(app, app_args)
     finally:

@@ -11,6 +11,9 @@ from typing import Any
 from airflow_lineage_provider.lineage.redact import scrub
 from airflow_lineage_provider.lineage.statements import Statement
 
+# How the dump says the job ran without its capture (the hook then falls back to static lineage).
+CAPTURE_UNAVAILABLE = "the plan capture could not be loaded"
+
 
 def spark_message(exc: BaseException) -> str:
     """Spark's own error text (with its line/position and SQL excerpt), without Java stacks."""

@@ -256,9 +256,11 @@ class SparkSqlLineageOperator(_SparkLineageOperator):
         With no plan dump at all (the job succeeded but left none), the static lineage of
         the SQL stands in, with a warning saying why.
         """
+        from airflow_lineage_provider.job.errors import CAPTURE_UNAVAILABLE
         from airflow_lineage_provider.lineage.statements import split_statements
 
-        if not result.records and not result.statements and split_statements(self._sql_text() or ""):
+        uncaptured = any(w.startswith(CAPTURE_UNAVAILABLE) for w in result.warnings)
+        if not result.records and (not result.statements or uncaptured) and split_statements(self._sql_text() or ""):
             why = "; ".join(result.warnings) or "the plan dump is empty"
             fallback = self._static_lineage()
             return fallback.with_warning(f"no plan was captured ({why}): static lineage from the SQL text")

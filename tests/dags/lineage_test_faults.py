@@ -22,3 +22,10 @@ with DAG(dag_id="lineage_fault_dump_uri", schedule=None, start_date=START) as du
 
 with DAG(dag_id="lineage_fault_empty", schedule=None, start_date=START) as empty:
     SparkSqlLineageOperator(task_id="comments_only", retries=0, sql="-- nothing to run yet\n/* TODO */\n")
+
+with DAG(dag_id="lineage_fault_capture", schedule=None, start_date=START) as capture_broken:
+    # The test breaks the driver's capture import (PYTHONPATH): the SQL must run all the same.
+    SparkSqlLineageOperator(
+        task_id="capture_cannot_load", retries=0,
+        sql=f"INSERT OVERWRITE DIRECTORY '{DUMP_URI_OUT}_capture' USING parquet SELECT 1 AS a;\n",
+    )

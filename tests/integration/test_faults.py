@@ -202,3 +202,20 @@ def test_an_openlineage_endpoint_that_refuses_changes_nothing(airflow_db, tmp_pa
                                            {"type": "http", "url": f"http://127.0.0.1:{port}", "timeout": 2})
     assert run.state == "success"
     assert docs["secret_in_sql"]["statements"][0]["method"] == "plan"
+
+
+def test_a_capture_that_cannot_be_imported_leaves_the_job_running_and_says_why(airflow_db, capfd, monkeypatch):
+    """The driver cannot import its capture (a broken install): the SQL runs all the same, the task
+    succeeds, and its lineage is the static lineage of the SQL, with the reason."""
+    from tests.dags.lineage_test_faults import DUMP_URI_OUT
+    from tests.helpers import DATA
+
+    monkeypatch.setenv("PYTHONPATH", str(DATA / "faults" / "capture_import"))
+    run, printed, docs = run_fault_dag("capture_broken", capfd)
+    assert run.state == "success"
+    assert Path(DUMP_URI_OUT + "_capture").is_dir()  # the job wrote
+    [doc] = docs.values()
+    assert any(w.startswith("no plan was captured (the plan capture could not be loaded (ImportError: injected: "
+                            "the capture is broken)") for w in doc["warnings"]), doc["warnings"]
+    assert [s["method"] for s in doc["statements"]] == ["sql"]
+    assert "the plan capture could not be loaded (ImportError: injected: the capture is broken)" in printed
