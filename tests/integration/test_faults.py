@@ -43,24 +43,57 @@ def load_dag_module(path: Path):
     return module
 
 
+def api_answers(dag_id: str, run_id: str, task_id: str, monkeypatch) -> list[str]:
+    """What the plugin's API answers for the run and the task (the real app and metadata database;
+    only Airflow's auth manager is a stand-in that lets the request through)."""
+    from airflow.api_fastapi.core_api import security
+    from airflow.models.dag import DagModel
+    from fastapi.testclient import TestClient
+
+    from airflow_lineage_provider.plugins import app as app_module
+
+    class Allow:
+        async def get_user_from_token(self, token):
+            return type("User", (), {"get_id": lambda self: "u", "get_name": lambda self: "u"})()
+
+        def is_authorized_dag(self, **kwargs):
+            return True
+
+    monkeypatch.setattr(security, "get_auth_manager", lambda: Allow())
+    monkeypatch.setattr(DagModel, "get_team_name", staticmethod(lambda dag_id: None))
+    client = TestClient(app_module.create_app())
+    client.cookies.set("_token", "t")
+    answers = []
+    for url in (f"/api/dags/{dag_id}/runs/{run_id}", f"/api/dags/{dag_id}/runs/{run_id}/tasks/{task_id}",
+                f"/dags/{dag_id}/runs/{run_id}/tasks/{task_id}"):
+        r = client.get(url)
+        assert r.status_code == 200, (url, r.text[:300])
+        answers.append(r.text)
+    return answers
+
+
 def assert_no_secret(*artefacts: object) -> None:
     for artefact in artefacts:
         text = artefact if isinstance(artefact, str) else json.dumps(artefact, default=str)
         assert PLANTED not in text, f"the planted secret leaked: ...{text[max(0, text.find(PLANTED) - 200):][:300]}"
 
 
-def test_a_successful_run_shows_no_secret_anywhere(airflow_db, tmp_path, capfd):
+def test_a_successful_run_shows_no_secret_anywhere(airflow_db, tmp_path, capfd, monkeypatch):
     run, printed, events, docs = run_secret_dag("ok", tmp_path, capfd)
     assert run.state == "success"
     assert "[airflow-lineage] statement 1/2" in printed  # the driver's log lines are there, scrubbed
     assert "password=***" in printed
     assert {e["eventType"] for e in events} >= {"START", "COMPLETE"}
     assert docs["secret_in_sql"]["statements"]
-    assert_no_secret(printed, events, docs)
+    answers = api_answers("lineage_secrets_ok", run.run_id, "secret_in_sql", monkeypatch)
+    assert "password=***" in answers[0]  # the API does show the (scrubbed) SQL
+    assert_no_secret(printed, events, docs, *answers)
 
 
-def test_a_parse_error_shows_no_secret_in_the_log_the_error_or_the_fail_event(airflow_db, tmp_path, capfd):
+def test_a_parse_error_shows_no_secret_in_the_log_the_error_or_the_fail_event(airflow_db, tmp_path, capfd,
+                                                                              monkeypatch):
     run, printed, events, docs = run_secret_dag("parse_error", tmp_path, capfd)
+    assert_no_secret(*api_answers("lineage_secrets_parse_error", run.run_id, "secret_in_bad_sql", monkeypatch))
     assert run.state == "failed"
     assert "Statement 1 of 1 has a syntax error at line 3 of the script" in printed
     assert "PARSE_SYNTAX_ERROR" in printed
@@ -71,8 +104,10 @@ def test_a_parse_error_shows_no_secret_in_the_log_the_error_or_the_fail_event(ai
     assert_no_secret(printed, events)
 
 
-def test_a_run_error_shows_no_secret_in_the_log_the_error_or_the_fail_event(airflow_db, tmp_path, capfd):
+def test_a_run_error_shows_no_secret_in_the_log_the_error_or_the_fail_event(airflow_db, tmp_path, capfd,
+                                                                            monkeypatch):
     run, printed, events, docs = run_secret_dag("run_error", tmp_path, capfd)
+    assert_no_secret(*api_answers("lineage_secrets_run_error", run.run_id, "secret_in_failing_sql", monkeypatch))
     assert run.state == "failed"
     assert "Statement 1 of 1 failed at line 1 of the script" in printed
     assert "UNRESOLVED_COLUMN" in printed
@@ -219,3 +254,35 @@ def test_a_capture_that_cannot_be_imported_leaves_the_job_running_and_says_why(a
                             "the capture is broken)") for w in doc["warnings"]), doc["warnings"]
     assert [s["method"] for s in doc["statements"]] == ["sql"]
     assert "the plan capture could not be loaded (ImportError: injected: the capture is broken)" in printed
+
+
+def test_an_openlineage_endpoint_that_hangs_changes_nothing(airflow_db, tmp_path, capfd):
+    """The transport's server accepts and never answers: the task and its XCom are as without it."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept_and_hang() -> None:
+        server.settimeout(0.5)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])  # read nothing, answer nothing
+            except OSError:
+                continue
+
+    threading.Thread(target=accept_and_hang, daemon=True).start()
+    try:
+        run, _, _, docs = run_secret_dag("ok", tmp_path, capfd, {
+            "type": "http", "url": f"http://127.0.0.1:{server.getsockname()[1]}", "timeout": 2})
+    finally:
+        stop.set()
+        for conn in held:
+            conn.close()
+        server.close()
+    assert run.state == "success"
+    assert docs["secret_in_sql"]["statements"][0]["method"] == "plan"
