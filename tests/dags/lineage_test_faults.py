@@ -29,3 +29,10 @@ with DAG(dag_id="lineage_fault_capture", schedule=None, start_date=START) as cap
         task_id="capture_cannot_load", retries=0,
         sql=f"INSERT OVERWRITE DIRECTORY '{DUMP_URI_OUT}_capture' USING parquet SELECT 1 AS a;\n",
     )
+
+with DAG(dag_id="lineage_fault_kill", schedule=None, start_date=START) as kill:
+    # Long enough to be killed mid-statement: the test stops the task while Spark counts.
+    SparkSqlLineageOperator(
+        task_id="long_statement", retries=0,
+        sql="SELECT sum(rand(a.id) * b.id) AS s FROM range(0, 400000) a CROSS JOIN range(0, 400000) b;\n",
+    )

@@ -286,3 +286,49 @@ def test_an_openlineage_endpoint_that_hangs_changes_nothing(airflow_db, tmp_path
         server.close()
     assert run.state == "success"
     assert docs["secret_in_sql"]["statements"][0]["method"] == "plan"
+
+
+def _processes_named(marker: str) -> list[str]:
+    import subprocess
+
+    out = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if marker in line and "ps -eo" not in line]
+
+
+def test_a_task_killed_mid_statement_leaves_no_spark_process_behind(airflow_db):
+    """``airflow tasks test`` of a long statement, stopped with SIGTERM as Airflow stops a task: the
+    operator's on_kill stops spark-submit, and no JVM of the job outlives the task."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from tests.conftest import venv_bin
+
+    marker = "airflow-lineage-long_statement"  # the job's --name
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    task = subprocess.Popen([venv_bin("airflow"), "tasks", "test", "lineage_fault_kill", "long_statement"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180
+        while not _processes_named(marker) and time.monotonic() < deadline and task.poll() is None:
+            time.sleep(1)
+        if not _processes_named(marker):
+            task.kill()
+            pytest.fail("the Spark job never started: " + (task.communicate(timeout=30)[0] or "")[-3000:])
+        time.sleep(5)  # mid-statement
+        task.send_signal(signal.SIGTERM)
+        task.wait(timeout=120)
+        deadline = time.monotonic() + 30
+        while _processes_named(marker) and time.monotonic() < deadline:
+            time.sleep(1)
+        assert _processes_named(marker) == [], "a Spark process outlived the killed task"
+        printed = task.stdout.read() if task.stdout else ""
+        assert "The Spark job failed" in printed, printed[-2000:]  # on_kill stopped spark-submit: the task failed
+        assert "Column lineage:" not in printed  # no lineage is reported for a job that did not finish
+    finally:
+        if task.poll() is None:
+            os.killpg(task.pid, signal.SIGKILL)
+        for line in _processes_named(marker):
+            os.kill(int(line.split()[0]), signal.SIGKILL)
