@@ -252,7 +252,10 @@ def target_key(rec: dict[str, Any]) -> str:
     write = rec.get("extras", {}).get("write") or {}
     where = write.get("path") or write.get("location")
     if where:
-        return str(where).rstrip("/")
+        # One directory, however it is spelled: INSERT OVERWRITE DIRECTORY names ``file:/x``, the file
+        # insert it runs ``file:///x`` or ``/x``.
+        where = str(where).rstrip("/")
+        return "/" + where[len("file:"):].lstrip("/") if where.startswith("file:") else where
     root = rec["plan"][0]
     for fname in ("catalogTable", "table", "tableDesc"):
         meta = root.get(fname)

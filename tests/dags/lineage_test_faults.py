@@ -36,3 +36,16 @@ with DAG(dag_id="lineage_fault_kill", schedule=None, start_date=START) as kill:
         task_id="long_statement", retries=0,
         sql="SELECT sum(rand(a.id) * b.id) AS s FROM range(0, 400000) a CROSS JOIN range(0, 400000) b;\n",
     )
+
+RETRY_OUT = os.path.join(HOME, "fault_retry_out")
+
+with DAG(dag_id="lineage_fault_retry", schedule=None, start_date=START) as retry:
+    # Try 1 writes, then fails on its second statement; try 2 runs it all: only try 2's lineage counts.
+    SparkSqlLineageOperator(
+        task_id="partial_then_whole", retries=1, retry_delay=pendulum.duration(seconds=0),
+        sql=(
+            f"INSERT OVERWRITE DIRECTORY '{RETRY_OUT}_1' USING parquet SELECT 1 AS a;\n"
+            f"INSERT OVERWRITE DIRECTORY '{RETRY_OUT}_2' USING parquet "
+            "SELECT {{ 'no_such_column' if ti.try_number == 1 else '2' }} AS b;\n"
+        ),
+    )

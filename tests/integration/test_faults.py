@@ -332,3 +332,16 @@ def test_a_task_killed_mid_statement_leaves_no_spark_process_behind(airflow_db):
             os.killpg(task.pid, signal.SIGKILL)
         for line in _processes_named(marker):
             os.kill(int(line.split()[0]), signal.SIGKILL)
+
+
+def test_a_retry_after_a_partial_write_reports_the_second_try_alone(airflow_db, capfd):
+    from tests.dags.lineage_test_faults import RETRY_OUT
+
+    run, printed, docs = run_fault_dag("retry", capfd)
+    assert run.state == "success"
+    assert "Statement 2 of 2 failed at line 2 of the script" in printed  # try 1, after its first write
+    [doc] = docs.values()
+    got = [(s["index"], s["target"]["name"]) for s in doc["statements"]]
+    assert got == [(0, f"{RETRY_OUT}_1"), (1, f"{RETRY_OUT}_2")], json.dumps(doc["statements"], indent=1)[:3000]
+    assert "no_such_column" not in json.dumps(doc)  # the document is try 2's
+    assert Path(f"{RETRY_OUT}_2").is_dir()

@@ -82,10 +82,10 @@ def test_deduplicate_empty():
 @pytest.mark.parametrize(
     ("rec", "key"),
     [
-        (insert("file:/wh/t/"), "file:/wh/t"),
+        (insert("file:/wh/t/"), "/wh/t"),  # a local path, however it is spelled
         (ctas("hdfs://nn:8020/wh/t"), "hdfs://nn:8020/wh/t"),
         # path is preferred to location when both are known
-        ({"plan": [{"class": "x"}], "extras": {"write": {"path": "file:/p", "location": "file:/l"}}}, "file:/p"),
+        ({"plan": [{"class": "x"}], "extras": {"write": {"path": "file:/p", "location": "file:/l"}}}, "/p"),
         ({"plan": [{"class": "x", "catalogTable": {"identifier": {"table": "T", "database": "Db"}}}],
           "extras": {}}, "spark_catalog.db.t"),
         ({"plan": [{"class": "x", "table": {"identifier": {"table": "t", "database": "d", "catalog": "c"}}}]},
@@ -120,3 +120,9 @@ def test_the_lineage_the_driver_resolves_is_the_one_the_hook_would(name):
     plan_only = {k: v for k, v in digest(plan_record(name)).items() if k != resolve.RESOLVED}
     assert resolve.extract(dumped) == resolve.extract(plan_only)
     assert resolve.extract(dumped).to_dict() == resolve.extract(plan_record(name)).to_dict()
+
+
+def test_one_directory_is_one_target_however_it_is_spelled():
+    spelled = [{"plan": [{"class": "x"}], "extras": {"write": {"path": p}}}
+               for p in ("file:/tmp/out", "file:///tmp/out/", "/tmp/out")]
+    assert {target_key(r) for r in spelled} == {"/tmp/out"}
