@@ -34,7 +34,7 @@ with DAG(dag_id="lineage_fault_kill", schedule=None, start_date=START) as kill:
     # Long enough to be killed mid-statement: the test stops the task while Spark counts.
     SparkSqlLineageOperator(
         task_id="long_statement", retries=0,
-        sql="SELECT sum(rand(a.id) * b.id) AS s FROM range(0, 400000) a CROSS JOIN range(0, 400000) b;\n",
+        sql="SELECT sum(a.id * b.id) AS s FROM range(0, 400000) a CROSS JOIN range(0, 400000) b;\n",
     )
 
 RETRY_OUT = os.path.join(HOME, "fault_retry_out")

@@ -325,7 +325,8 @@ def test_a_task_killed_mid_statement_leaves_no_spark_process_behind(airflow_db):
             time.sleep(1)
         assert _processes_named(marker) == [], "a Spark process outlived the killed task"
         printed = task.stdout.read() if task.stdout else ""
-        assert "The Spark job failed" in printed, printed[-2000:]  # on_kill stopped spark-submit: the task failed
+        # on_kill stopped spark-submit (killed, not failed on its own): the task failed.
+        assert "The Spark job failed" in printed and "Error code is: -9" in printed, printed[-2000:]
         assert "Column lineage:" not in printed  # no lineage is reported for a job that did not finish
     finally:
         if task.poll() is None:
