@@ -47,6 +47,13 @@ def main(argv: list[str] | None = None) -> int:
     show.add_argument("--task-id", action="append", help="only these tasks")
     show.add_argument("--format", choices=["json", "table"], default="table")
 
+    df = sub.add_parser("diff", help="what changed in the column lineage between two documents or two runs "
+                                     "(exit 1 when something did)")
+    df.add_argument("documents", nargs="*", metavar="FILE", help="two lineage documents (JSON), old then new")
+    df.add_argument("--dag-id", help="or compare a task's XCom in two runs of this DAG")
+    df.add_argument("--task-id", help="the task (with --dag-id)")
+    df.add_argument("--run-id", action="append", help="the two runs, old then new; default: its last two runs")
+
     argv = list(sys.argv[1:] if argv is None else argv)
     app_args: list[str] = []
     if "--" in argv:  # what follows "--" is the application's own command line
@@ -58,7 +65,59 @@ def main(argv: list[str] | None = None) -> int:
         return _extract_app(args)
     if args.command == "extract":
         return _extract(args)
+    if args.command == "diff":
+        return _diff(args)
     return _show(args)
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from airflow_lineage_provider.lineage.diff import diff
+
+    if len(args.documents) == 2 and not args.dag_id:
+        docs = []
+        for path in args.documents:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    docs.append(LineageReport.from_dict(json.load(f)))
+            except (OSError, ValueError, KeyError) as e:
+                print(f"airflow-lineage: cannot read a lineage document from {path}: {e}", file=sys.stderr)
+                return 2
+        labels = args.documents
+    elif args.dag_id and args.task_id and not args.documents:
+        found = _task_documents(args.dag_id, args.task_id, args.run_id)
+        if isinstance(found, str):
+            print(f"airflow-lineage: {found}", file=sys.stderr)
+            return 2
+        labels, docs = [run for run, _ in found], [doc for _, doc in found]
+    else:
+        print("airflow-lineage diff: give two document files, or --dag-id and --task-id (and two --run-id)",
+              file=sys.stderr)
+        return 2
+    result = diff(docs[0], docs[1])
+    print(f"column lineage: {labels[0]} -> {labels[1]}")
+    print("\n".join(result.lines()))
+    return 0 if result.same else 1
+
+
+def _task_documents(dag_id: str, task_id: str, run_ids: list[str] | None) -> list[tuple[str, LineageReport]] | str:
+    """A task's lineage documents of two runs, old then new (the latest two with lineage by default)."""
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        query = select(XComModel).where(XComModel.dag_id == dag_id, XComModel.task_id == task_id,
+                                         XComModel.key == XCOM_KEY)
+        if run_ids:
+            query = query.where(XComModel.run_id.in_(run_ids))
+        rows = session.scalars(query.order_by(XComModel.timestamp)).all()
+        by_run = {r.run_id: XComModel.deserialize_value(r) for r in rows}
+    order = list(run_ids) if run_ids else list(by_run)[-2:]
+    missing = [r for r in order if r not in by_run]
+    if len(order) != 2 or missing:
+        return (f"task {task_id} of DAG {dag_id} has no column lineage in run(s) {', '.join(missing)}" if missing
+                else f"task {task_id} of DAG {dag_id} has column lineage in {len(order)} run(s): two are needed")
+    return [(run, LineageReport.from_dict(by_run[run])) for run in order]
 
 
 def _extract(args: argparse.Namespace) -> int:

@@ -169,3 +169,23 @@ def test_a_file_that_is_not_utf8_is_named_with_the_byte_that_is_not(tmp_path):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip() == (f"airflow-lineage: {sql} is not UTF-8 text: byte 11 (0xe9) cannot be decoded; "
                                    "save the file as UTF-8")
+
+
+def test_diff_of_two_documents_says_what_changed_and_exits_1(tmp_path):
+    from airflow_lineage_provider.lineage.model import ColumnInput, Dataset, LineageReport, StatementLineage
+
+    def doc(subtype: str, path: str) -> str:
+        st = StatementLineage(index=0, sql="x", method="plan", confidence=1.0,
+                              target=Dataset("file", "/wh/t", "spark_catalog.default.t"),
+                              columns=(("a", (ColumnInput("spark_catalog.default.s", "a", subtype=subtype),)),))
+        (tmp_path / path).write_text(LineageReport((st,)).to_json())
+        return str(tmp_path / path)
+
+    old, new = doc("IDENTITY", "old.json"), doc("TRANSFORMATION", "new.json")
+    proc = subprocess.run([venv_bin("airflow-lineage"), "diff", old, new], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.splitlines() == [
+        f"column lineage: {old} -> {new}",
+        "~ spark_catalog.default.t.a <- spark_catalog.default.s.a: IDENTITY -> TRANSFORMATION"]
+    same = subprocess.run([venv_bin("airflow-lineage"), "diff", old, old], capture_output=True, text=True, timeout=60)
+    assert same.returncode == 0 and same.stdout.splitlines()[-1] == "no change in the column lineage"

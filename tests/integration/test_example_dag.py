@@ -140,3 +140,20 @@ def test_every_plan_statement_says_whether_the_static_extractor_agrees(demo_run)
     for task in ("prepare_tables", "build_dwd_users"):
         for s in docs[task]["statements"]:
             assert s["agreement"] == {"static": "same", "only_plan": [], "only_static": []}, (task, s["index"])
+
+
+def test_diff_of_a_tasks_last_two_runs_reads_xcom(airflow_db):
+    """``airflow-lineage diff --dag-id --task-id``: the task's last two runs with lineage, old then new."""
+    from tests.conftest import DAGS
+
+    dag = load_dag(DAGS / "lineage_test_ui.py")
+    runs = [dag.test().run_id for _ in range(2)]
+    proc = subprocess.run([venv_bin("airflow-lineage"), "diff", "--dag-id", "lineage_test_ui", "--task-id", "hostile"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [f"column lineage: {runs[0]} -> {runs[1]}", "no change in the column lineage"]
+    missing = subprocess.run([venv_bin("airflow-lineage"), "diff", "--dag-id", "lineage_test_ui", "--task-id",
+                              "hostile", "--run-id", runs[0], "--run-id", "no_such_run"],
+                             capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2
+    assert "task hostile of DAG lineage_test_ui has no column lineage in run(s) no_such_run" in missing.stderr
