@@ -77,6 +77,8 @@ STATIC_CASES: list[Case] = [
       {"x": {"emp.dept:T", "emp.name:T"}, "y": {"emp.dept:T", "emp.name:T"}}, set()),
     C("st_explode_map", "SELECT explode(props) AS (k, v) FROM cust",
       {"k": {"cust.props:T"}, "v": {"cust.props:T"}}, set()),
+    C("st_inline_column", "SELECT b.id, inline(b.items) FROM baskets b",
+      {"id": {"baskets.id:I"}, "sku": {"baskets.items:T"}, "qty": {"baskets.items:T"}}, set()),
     C("st_inline_outer", "SELECT inline_outer(array(named_struct('a', name))) FROM emp",
       {"a": {"emp.name:T"}}, set()),
     # -- correlated subqueries reading an outer alias --------------------------------------------------------

@@ -28,7 +28,7 @@ import gc
 import logging
 import re
 from dataclasses import replace
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import sqlglot
 from sqlglot import exp
@@ -332,6 +332,23 @@ class SqlExtractor:
                     items.append(p)
             select.set("expressions", items)
 
+    def _column_type(self, column: exp.Column) -> str | None:
+        """The schema's type of a column of a table its SELECT reads (by its qualifier, else the one
+        table that has it), before qualification: what a generator of a column makes depends on it."""
+        select = column.find_ancestor(exp.Select)
+        if select is None:
+            return None
+        tables = [t for t in select.find_all(exp.Table) if t.find_ancestor(exp.Select) is select]
+        if column.table:
+            tables = [t for t in tables if t.alias_or_name.lower() == column.table.lower()]
+        types = []
+        for table in tables:
+            info = self.catalog.get(self._table_name(table))
+            found = info.lookup(column.name) if info is not None else None
+            if found:
+                types.append(found[1])
+        return types[0] if len(types) == 1 else None
+
     def _row_level(self, tree: exp.Expression, sql: str, index: int) -> list[StatementLineage]:
         """MERGE INTO, UPDATE, DELETE FROM: read as one query over the target (``sql/rowlevel.py``)."""
         target = tree.this
@@ -404,7 +421,7 @@ class SqlExtractor:
         if "transform" in text:
             _expand_transforms(query)
         if any(name in text for name in _GENERATORS):
-            _expand_generators(query)
+            _expand_generators(query, self._column_type)
         qualified, names, using = qualify(query, self._sql, self.catalog.database, self.schema())
         if ".*" in text or ". *" in text:
             self._expand_struct_stars(qualified)
@@ -477,10 +494,11 @@ def _generator_name(node: exp.Expression) -> str:
     return (node.name if isinstance(node, exp.Anonymous) else node.key).lower()
 
 
-def _expand_generators(query: exp.Expression) -> None:
+def _expand_generators(query: exp.Expression, column_type: Callable[[exp.Column], str | None]) -> None:
     """A generator in the select list makes several columns: ``posexplode(a) AS (pos, v)``, ``stack(2, ..)
-    AS (x, y)``, ``inline(array(named_struct('p', ..)))`` (its struct's fields). Each is read as one call
-    of the generator, a TRANSFORMATION of what it reads, as Spark's plan makes each of its outputs."""
+    AS (x, y)``, ``inline(array(named_struct('p', ..)))`` or ``inline(items)`` (its structs' fields, from
+    the literal or the column's type). Each is read as one call of the generator, a TRANSFORMATION of
+    what it reads, as Spark's plan makes each of its outputs."""
     for select in list(query.find_all(exp.Select)):
         items: list[exp.Expression] = []
         changed = False
@@ -491,7 +509,7 @@ def _expand_generators(query: exp.Expression) -> None:
                 if isinstance(item, exp.Aliases):
                     names = [e.name for e in item.expressions]
                 elif _generator_name(call).startswith("inline"):
-                    names = _inline_fields(call)
+                    names = _inline_fields(call, column_type)
                 elif _generator_name(call).startswith("posexplode"):
                     names = ["pos", "col"]
             if len(names) > 1 or (names and isinstance(item, exp.Aliases)) or (names and item is call):
@@ -503,15 +521,22 @@ def _expand_generators(query: exp.Expression) -> None:
             select.set("expressions", items)
 
 
-def _inline_fields(call: exp.Expression) -> list[str]:
-    """The fields of the structs ``inline(array(named_struct('p', ..), ..))`` makes rows of."""
+def _inline_fields(call: exp.Expression, column_type: Callable[[exp.Column], str | None]) -> list[str]:
+    """The fields of the structs ``inline(array(named_struct('p', ..), ..))`` or ``inline(items)`` (an
+    ``ARRAY<STRUCT<..>>`` column) makes rows of."""
     array = (call.expressions[0] if call.expressions else None) if isinstance(call, exp.Anonymous) else call.this
+    if isinstance(array, exp.Column):
+        found = _ARRAY_OF.match(column_type(array) or "")
+        return _struct_fields(found.group(1)) if found else []
     first = array.expressions[0] if isinstance(array, exp.Array) and array.expressions else None
     if isinstance(first, exp.Struct):
         return [e.this.name for e in first.expressions if isinstance(e, exp.PropertyEQ)]
     if isinstance(first, exp.Anonymous) and first.name.lower() == "named_struct":
         return [e.name for e in first.expressions[0::2] if isinstance(e, exp.Literal)]
     return []
+
+
+_ARRAY_OF = re.compile(r"\s*ARRAY\s*<(.*)>\s*$", re.IGNORECASE | re.DOTALL)
 
 
 def _struct_fields(data_type: str) -> list[str]:

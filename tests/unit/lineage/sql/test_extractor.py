@@ -367,3 +367,17 @@ def test_a_syntax_error_names_the_statement_and_the_line_of_the_script():
     bad = report.statements[0]
     assert bad.method == "none" and bad.target is None
     assert bad.warnings[0].startswith("statement 2 of 3 (line 4 of the script): the SQL could not be parsed")
+
+
+def test_inline_of_an_array_of_structs_column_makes_one_column_per_field():
+    """``inline(items)`` of an ``ARRAY<STRUCT<..>>`` column: the struct's fields, from the column's type
+    (both DDL spellings of a field), by qualifier or by the one table that has the column."""
+    ddl = ("CREATE TABLE b1 (id INT, items ARRAY<STRUCT<sku: STRING, qty: INT>>) USING parquet;\n"
+           "CREATE TABLE b2 (id INT, lines ARRAY<STRUCT<sku STRING, qty INT>>) USING parquet;\n")
+    st = last(ddl + "SELECT x.id, inline(x.items) FROM b1 x")
+    assert short(st) == {"id": {"b1.id:I"}, "sku": {"b1.items:T"}, "qty": {"b1.items:T"}}
+    st = last(ddl + "SELECT inline_outer(lines) FROM b1 JOIN b2 ON b1.id = b2.id")
+    assert short(st) == {"sku": {"b2.lines:T"}, "qty": {"b2.lines:T"}}
+    # A column of another type (or one no schema knows) is left as Spark would fail or name it.
+    st = last("CREATE TABLE b3 (id INT, tags ARRAY<STRING>) USING parquet;\nSELECT inline(tags) FROM b3")
+    assert [c for c, _ in st.columns] == ["inline(tags)"]
