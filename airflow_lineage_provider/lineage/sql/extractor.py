@@ -132,7 +132,7 @@ class SqlExtractor:
         try:
             tree = sqlglot.parse_one(_resolve_identifiers(sql), dialect=_SPARK)
         except SqlglotError as e:
-            return [_none(index, sql, f"{PARSE_FAILED}: {str(e).splitlines()[0]}")]
+            return [_none(index, sql, _parse_failed(e))]
         if isinstance(tree, exp.Use):
             name = tree.this.name if tree.this is not None else ""
             if name and (tree.args.get("kind") is None or str(tree.args.get("kind")).upper() in ("DATABASE", "SCHEMA")):
@@ -381,7 +381,7 @@ class SqlExtractor:
         try:
             query = sqlglot.parse_one(m.group("query"), dialect=_SPARK)
         except SqlglotError as e:
-            return [_none(index, sql, f"{PARSE_FAILED}: {str(e).splitlines()[0]}")]
+            return [_none(index, sql, _parse_failed(e))]
         result = self._lineage(query)
         return [self._document(index, sql, naming.from_location(path, table=None, mode="overwrite"), result,
                                result.columns)]
@@ -558,7 +558,14 @@ def _struct_fields(data_type: str) -> list[str]:
 
 
 PARSE_FAILED = "the SQL could not be parsed"
-_SQLGLOT_LINE = re.compile(r"Line (\d+), Col: (\d+)")
+_SQLGLOT_LINE = re.compile(r"\.? ?Line (\d+), Col: (\d+)\.?")
+_SQLGLOT_TOKEN = re.compile(r"<Token token_type: [\w.]+, text: (.*?), line: \d+, col: \d+, start: \d+, end: \d+, "
+                            r"comments: \[.*?\]>")
+
+
+def _parse_failed(error: SqlglotError) -> str:
+    """sqlglot's first line, its token reprs written as the text they hold (what a user typed)."""
+    return f"{PARSE_FAILED}: {_SQLGLOT_TOKEN.sub(lambda m: repr(m.group(1)), str(error).splitlines()[0])}"
 
 
 def _located(statement: StatementLineage, line: int, total: int) -> StatementLineage:
@@ -567,6 +574,8 @@ def _located(statement: StatementLineage, line: int, total: int) -> StatementLin
     def where(warning: str) -> str:
         found = _SQLGLOT_LINE.search(warning) if warning.startswith(PARSE_FAILED) else None
         at = line + int(found.group(1)) - 1 if found else line
+        if found:
+            warning = _SQLGLOT_LINE.sub(f" (column {found.group(2)} of line {at})", warning, count=1)
         return f"statement {statement.index + 1} of {total} (line {at} of the script): {warning}"
 
     return replace(statement, warnings=tuple(where(w) for w in statement.warnings))

@@ -367,6 +367,11 @@ def test_a_syntax_error_names_the_statement_and_the_line_of_the_script():
     bad = report.statements[0]
     assert bad.method == "none" and bad.target is None
     assert bad.warnings[0].startswith("statement 2 of 3 (line 4 of the script): the SQL could not be parsed")
+    # sqlglot's tokens read as the text the user typed, its line as the script's.
+    report = SqlExtractor().run("CREATE TABLE a (x INT) USING parquet;\nINSERT INTO a\nSELECT FROM WHERE;\n")
+    assert report.statements[0].warnings == (
+        "statement 2 of 2 (line 3 of the script): the SQL could not be parsed: "
+        "Expected table name but got 'WHERE' (column 17 of line 3)",)
 
 
 def test_inline_of_an_array_of_structs_column_makes_one_column_per_field():
