@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 
 from airflow_lineage_provider.lineage.model import DIRECT, LineageReport
 
-# (target, column or "(indirect)", source table.field, DIRECT/INDIRECT) -> (subtype, expression)
+# (target, column or "(indirect)", source table.field, DIRECT or the indirect subtype) -> (subtype, expression):
+# a direct edge is one per column pair (its subtype can change); an indirect one is one per subtype, as a
+# column can be a join key and a filter of one statement at once.
 _Edges = dict[tuple[str, str, str, str], tuple[str, str]]
 
 
@@ -45,7 +47,7 @@ def _edges(report: LineageReport) -> tuple[_Edges, dict[tuple[str, str], bool]]:
             for i in inputs:
                 edges[(target, column, f"{i.table}.{i.field}", DIRECT)] = (i.subtype, i.expression)
         for i in st.indirect:
-            edges[(target, "(indirect)", f"{i.table}.{i.field}", i.type)] = (i.subtype, "")
+            edges[(target, "(indirect)", f"{i.table}.{i.field}", i.subtype)] = (i.subtype, "")
     return edges, has_source
 
 

@@ -47,3 +47,13 @@ def test_an_indirect_input_that_goes_is_a_removed_edge():
     old = report(a=[ColumnInput(SRC, "a")])
     new = LineageReport((replace(old.statements[0], indirect=()),))
     assert diff(old, new).removed == [f"{OUT.table}.(indirect) <- {SRC}.id JOIN"]
+
+
+def test_a_column_that_is_a_join_key_and_a_filter_keeps_both_and_loses_one_alone():
+    old = report(a=[ColumnInput(SRC, "a")])
+    both = (ColumnInput(SRC, "id", type=INDIRECT, subtype="JOIN"), ColumnInput(SRC, "id", type=INDIRECT, subtype="FILTER"))
+    old = LineageReport((replace(old.statements[0], indirect=both),))
+    new = LineageReport((replace(old.statements[0], indirect=both[:1]),))
+    assert diff(old, old).same
+    assert diff(old, new).removed == [f"{OUT.table}.(indirect) <- {SRC}.id FILTER"]
+    assert diff(old, new).added == [] and diff(old, new).changed == []
