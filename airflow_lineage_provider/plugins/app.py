@@ -21,7 +21,7 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy import select
 
 from airflow_lineage_provider.lineage.model import XCOM_KEY, LineageReport
-from airflow_lineage_provider.plugins.graph import TaskLineage, build_graph
+from airflow_lineage_provider.plugins.graph import TaskChanges, TaskLineage, build_graph
 
 URL_PREFIX = "/column-lineage"
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -109,7 +109,31 @@ def read_lineage(dag_id: str, run_id: str, task_id: str | None = None,
     return tasks, problems
 
 
+def read_changes(dag_id: str, run_id: str, tasks: list[TaskLineage]) -> dict[tuple[str, int], TaskChanges]:
+    """Each task instance's lineage against its previous successful run's: the diff the CLI prints
+    (``lineage/diff.py``), the previous run found as the CLI finds a task's runs (``runs.py``)."""
+    from airflow.utils.session import create_session
+
+    from airflow_lineage_provider.lineage.diff import diff
+    from airflow_lineage_provider.runs import previous_successful, read_document
+
+    out: dict[tuple[str, int], TaskChanges] = {}
+    with create_session() as session:
+        for t in tasks:
+            previous = previous_successful(dag_id, t.task_id, run_id, t.map_index, session=session)
+            if previous is None:
+                continue
+            try:
+                old = read_document(dag_id, t.task_id, previous, session=session)
+            except (ValueError, TypeError, KeyError, AttributeError):
+                continue  # the older value is not a lineage document: nothing to compare with
+            out[(t.task_id, t.map_index)] = TaskChanges(previous.run_id, diff(old, t.report))
+    return out
+
+
 def _payload(dag_id: str, run_id: str, task_id: str | None, map_index: int | None) -> dict[str, Any]:
+    """What the page needs and nothing twice: the graph (built once, here) holds each statement's SQL,
+    method, confidence, warnings and agreement for the side panel, and each task's changes."""
     check_exists(dag_id, run_id, task_id)
     tasks, problems = read_lineage(dag_id, run_id, task_id, map_index)
     return {
@@ -117,8 +141,7 @@ def _payload(dag_id: str, run_id: str, task_id: str | None, map_index: int | Non
         "run_id": run_id,
         "task_id": task_id,
         "map_index": map_index,
-        "documents": [{**t.ref, "lineage": t.report.to_dict()} for t in tasks],
-        "graph": build_graph(tasks),
+        "graph": build_graph(tasks, read_changes(dag_id, run_id, tasks)),
         "problems": problems,
     }
 

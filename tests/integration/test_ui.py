@@ -159,7 +159,8 @@ def test_admin_reads_the_run_lineage_from_xcom(server):
     status, body = _get(_api(server, server["demo"]), {"Authorization": f"Bearer {token}"})
     assert status == 200
     data = json.loads(body)
-    assert {d["task_id"] for d in data["documents"]} == {"prepare_tables", "build_dwd_users"}
+    assert {t["task_id"] for t in data["graph"]["tasks"]} == {"prepare_tables", "build_dwd_users"}
+    assert "documents" not in data  # the graph carries what the page shows: no document sent twice
     labels = [t["label"] for t in data["graph"]["tables"]]
     assert labels.count(T + "ods_users") == 1  # written by prepare_tables, read by build_dwd_users: one node
 
@@ -183,7 +184,7 @@ def test_map_index_selects_one_mapped_task_instance(server):
     for raw, expected in (("1", {1}), ("{MAP_INDEX}", {0, 1})):
         status, body = _get(_api(server, server["ui"], "mapped", dag_id="lineage_test_ui", map_index=raw), headers)
         assert status == 200
-        assert {d["map_index"] for d in json.loads(body)["documents"]} == expected
+        assert {t["map_index"] for t in json.loads(body)["graph"]["tasks"]} == expected
 
 
 # ---------------------------------------------------------------- the browser

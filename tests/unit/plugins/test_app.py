@@ -58,6 +58,7 @@ def client(monkeypatch):
 
     monkeypatch.setattr(app_module, "read_lineage", read_lineage)
     monkeypatch.setattr(app_module, "check_exists", lambda dag_id, run_id, task_id=None: None)  # no metadata DB
+    monkeypatch.setattr(app_module, "read_changes", lambda dag_id, run_id, tasks: {})
     c = TestClient(app_module.create_app())
     c.manager, c.reads = manager, reads
     return c
@@ -88,14 +89,18 @@ def test_api_for_a_user_the_auth_manager_denies_is_403(client):
         ("GET", DagAccessEntity.XCOM, "secret_dag")}
 
 
-def test_api_with_the_ui_cookie_returns_documents_and_graph(client):
+def test_api_with_the_ui_cookie_returns_the_graph_and_no_document_twice(client):
     client.cookies.set("_token", "good")
     r = client.get(f"/api/dags/d/runs/{RUN}/tasks/t", params={"map_index": "{MAP_INDEX}"})
     assert r.status_code == 200
     body = r.json()
     assert client.reads == [("d", RUN, "t", None)]  # the literal placeholder: every map index
-    assert body["documents"][0]["lineage"]["format"] == "airflow-lineage/1"
+    assert set(body) == {"dag_id", "run_id", "task_id", "map_index", "graph", "problems"}
     assert body["graph"]["tables"][0]["columns"] == ["one"]
+    # What the side panel shows of each statement comes with the graph.
+    [statement] = body["graph"]["tasks"][0]["statements"]
+    assert {k: statement[k] for k in ("sql", "method", "confidence", "warnings")} == {
+        "sql": "SELECT 1", "method": "plan", "confidence": 1.0, "warnings": []}
     client.get(f"/api/dags/d/runs/{RUN}/tasks/t", params={"map_index": "3"})
     assert client.reads[-1] == ("d", RUN, "t", 3)
 

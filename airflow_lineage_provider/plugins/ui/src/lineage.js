@@ -42,17 +42,16 @@ export function indexGraph(graph) {
   return { graph, tables, columns, col, direct, indirect };
 }
 
-/**
- * Every column upstream and downstream of one column (breadth first, so `distance` is the
- * fewest hops), and the edges on those paths. With `indirect`, an indirect input reaches
- * every column its statement writes.
- */
-export function impact(index, columnId, { indirect = false } = {}) {
+/** Adjacency lists of the column graph, built once per graph and per "indirect" setting. */
+function adjacency(index, indirect) {
+  const key = indirect ? "adjIndirect" : "adjDirect";
+  if (index[key]) return index[key];
   const down = new Map();
   const up = new Map();
   const link = (map, a, b, edgeId) => {
-    if (!map.has(a)) map.set(a, []);
-    map.get(a).push({ other: b, edgeId });
+    let list = map.get(a);
+    if (!list) map.set(a, (list = []));
+    list.push({ other: b, edgeId });
   };
   for (const e of index.direct) {
     link(down, e.from, e.to, e.id);
@@ -66,20 +65,36 @@ export function impact(index, columnId, { indirect = false } = {}) {
       }
     }
   }
+  index[key] = { down, up };
+  return index[key];
+}
+
+/**
+ * Every column upstream and downstream of one column, and the edges on those paths: the walk
+ * plugins/graph.py's impact() defines (test_graph.py runs both on the same graphs). Breadth first,
+ * so `distance` is the fewest hops; `depth` stops it that many hops out (null: all); with
+ * `indirect`, an indirect input reaches every column its statement writes.
+ */
+export function impact(index, columnId, { indirect = false, depth = null } = {}) {
+  const { down, up } = adjacency(index, indirect);
   const edges = new Set();
-  const walk = (adjacency) => {
+  const walk = (adj) => {
     const seen = new Map([[columnId, { distance: 0, via: [] }]]);
     let frontier = [columnId];
-    while (frontier.length) {
+    let hops = 0;
+    while (frontier.length && (depth === null || depth === undefined || hops < depth)) {
+      hops += 1;
       const next = [];
       for (const node of frontier) {
-        for (const { other, edgeId } of adjacency.get(node) || []) {
-          edges.add(edgeId);
-          if (!seen.has(other)) {
-            seen.set(other, { distance: seen.get(node).distance + 1, via: [edgeId] });
+        for (const { other, edgeId } of adj.get(node) || []) {
+          edges.add(edgeId); // every edge walked, also one into a column reached otherwise: all of the path
+          const known = seen.get(other);
+          if (!known) {
+            seen.set(other, { distance: hops, via: [edgeId], from: [node] });
             next.push(other);
-          } else if (seen.get(other).distance === seen.get(node).distance + 1) {
-            seen.get(other).via.push(edgeId);
+          } else if (known.distance === hops) {
+            known.via.push(edgeId);
+            known.from.push(node);
           }
         }
       }
@@ -89,6 +104,13 @@ export function impact(index, columnId, { indirect = false } = {}) {
     return seen;
   };
   return { column: columnId, upstream: walk(up), downstream: walk(down), edges };
+}
+
+/** How many more columns the walk reaches through indirect inputs: graph.py's through_indirect(). */
+export function throughIndirect(index, columnId, { depth = null } = {}) {
+  const direct = impact(index, columnId, { depth });
+  const both = impact(index, columnId, { indirect: true, depth });
+  return { upstream: both.upstream.size - direct.upstream.size, downstream: both.downstream.size - direct.downstream.size };
 }
 
 /** Tables upstream and downstream of a table, through table-level edges. */
