@@ -86,8 +86,11 @@ class _Table:
     writers: list[dict[str, Any]] = field(default_factory=list)
     readers: list[dict[str, Any]] = field(default_factory=list)
 
+    _known: set[str] = field(default_factory=set)  # the columns, for a constant-time check on wide tables
+
     def add_column(self, column: str) -> None:
-        if column not in self.columns:
+        if column not in self._known:
+            self._known.add(column)
             self.columns.append(column)
 
     def to_dict(self) -> dict[str, Any]:
@@ -275,9 +278,8 @@ def _add_indirect(indirect: dict, source: _Table, src: ColumnInput, target: _Tab
                                      "type": INDIRECT, "subtypes": [], "target_columns": [], "steps": []})
     if src.subtype not in edge["subtypes"]:
         edge["subtypes"].append(src.subtype)
-    for c in columns:
-        if c not in edge["target_columns"]:
-            edge["target_columns"].append(c)
+    known = set(edge["target_columns"])
+    edge["target_columns"].extend(c for c in columns if c not in known)
     step = {**step_ref, "subtype": src.subtype}
     _add_step(edge, step, mark)
 
