@@ -154,6 +154,10 @@ export function impactRows(index, result) {
     const subtypes = [...new Set(via.flatMap((e) => (e.type === "INDIRECT" ? e.subtypes : [e.subtype])))];
     const expressions = [...new Set(via.flatMap((e) => (e.steps || []).map((s) => s.expression).filter(Boolean)))];
     const tasks = [...new Set(via.flatMap((e) => (e.steps || []).map((s) => s.task_id)))];
+    const from = [...new Set((info.from || []).map((fid) => {
+      const f = index.columns.get(fid);
+      return `${shortName(index.tables.get(f.table).label)}.${f.name}`;
+    }))];
     rows.push({
       direction,
       distance: info.distance,
@@ -163,6 +167,7 @@ export function impactRows(index, result) {
       subtypes,
       expressions,
       tasks,
+      via: from,
     });
   };
   for (const [id, info] of result.upstream) describe("upstream", id, info);
@@ -181,11 +186,11 @@ export function csvCell(value) {
 
 export function impactCsv(report) {
   const header = ["selected_table", "selected_column", "direction", "distance", "table", "column",
-    "via_subtypes", "expressions", "tasks"];
+    "via_subtypes", "expressions", "tasks", "via_columns"];
   const lines = [header.join(",")];
   for (const r of report.rows) {
     lines.push([report.selected.table, report.selected.column, r.direction, r.distance, r.table, r.column,
-      r.subtypes.join(" "), r.expressions.join(" | "), r.tasks.join(" ")].map(csvCell).join(","));
+      r.subtypes.join(" "), r.expressions.join(" | "), r.tasks.join(" "), (r.via || []).join(" ")].map(csvCell).join(","));
   }
   return lines.join("\r\n") + "\r\n";
 }
@@ -211,32 +216,88 @@ export function tableHeight(table) {
   return HEADER_HEIGHT + Math.max(1, table.columns.length) * ROW_HEIGHT;
 }
 
+/** Above this many columns in a graph, tables start collapsed: a wall of rows helps no one. */
+export const COLLAPSE_THRESHOLD = 300;
+/** In a focused path, a table with more columns on the path than this stays collapsed until opened. */
+export const FOCUS_OPEN_LIMIT = 60;
+export const COLLAPSED_HEIGHT = 78;
+
 /**
- * Left-to-right positions of the tables (dagre, over table-level edges), and of each column
- * row inside its table. Returns centre points, as Cytoscape wants them.
+ * Left-to-right positions of the tables (dagre, over table-level edges; a few dozen nodes even for
+ * 10,000 columns), each as tall as `heightOf(table)` says. Returns centre points, as Cytoscape wants.
  */
-export function layout(index, { columns = true } = {}) {
+export function layoutTables(index, tableIds, heightOf, { ranksep = 130 } = {}) {
   const g = new dagre.graphlib.Graph();
-  g.setGraph({ rankdir: "LR", nodesep: 40, ranksep: columns ? 120 : 100, marginx: 20, marginy: 20 });
+  g.setGraph({ rankdir: "LR", nodesep: 40, ranksep, marginx: 20, marginy: 20 });
   g.setDefaultEdgeLabel(() => ({}));
-  for (const t of index.tables.values()) {
-    g.setNode(t.id, { width: TABLE_WIDTH, height: columns ? tableHeight(t) : 56 });
-  }
+  for (const id of tableIds) g.setNode(id, { width: TABLE_WIDTH, height: heightOf(index.tables.get(id)) });
   for (const e of index.graph.table_edges) {
-    if (e.source !== e.target) g.setEdge(e.source, e.target);
+    if (e.source !== e.target && tableIds.has(e.source) && tableIds.has(e.target)) g.setEdge(e.source, e.target);
   }
   dagre.layout(g);
-  const tables = new Map();
-  const rows = new Map();
-  for (const t of index.tables.values()) {
-    const n = g.node(t.id);
-    tables.set(t.id, { x: n.x, y: n.y });
-    if (columns) {
-      const top = n.y - tableHeight(t) / 2 + HEADER_HEIGHT;
-      t.columns.forEach((name, i) => {
-        rows.set(index.col(t.id, name), { x: n.x, y: top + i * ROW_HEIGHT + ROW_HEIGHT / 2 });
-      });
-    }
+  const out = new Map();
+  for (const id of tableIds) {
+    const n = g.node(id);
+    out.set(id, { x: n.x, y: n.y });
   }
-  return { tables, rows };
+  return out;
+}
+
+/** Left-to-right positions of every table at the table level. */
+export function layout(index) {
+  return { tables: layoutTables(index, new Set(index.tables.keys()), () => 56) };
+}
+
+/** Columns that have an edge of any kind: "columns with lineage only" keeps these. */
+export function columnsWithLineage(index) {
+  if (index.withLineage) return index.withLineage;
+  const out = new Set();
+  for (const e of index.direct) {
+    out.add(e.from);
+    out.add(e.to);
+  }
+  for (const e of index.indirect) {
+    out.add(e.from);
+    for (const to of e.to) out.add(to);
+  }
+  index.withLineage = out;
+  return out;
+}
+
+const CHANGE_RANK = { added: 2, changed: 1 };
+
+/**
+ * The column edges as drawn: an edge whose two columns are drawn stays itself; otherwise its ends
+ * become what stands for them (a collapsed table) and edges with the same drawn ends are one edge
+ * that says how many column edges it carries, its subtype the strongest, its change the newest.
+ * `endOf(columnId)` is the drawn end of a column, or null when it is not drawn at all.
+ */
+export function projectEdges(edges, endOf, { columnEnd = (e) => e.to } = {}) {
+  const single = [];
+  const merged = new Map();
+  for (const e of edges) {
+    const from = endOf(e.from);
+    const to = columnEnd(e) === null ? null : endOf(columnEnd(e));
+    if (from === null || to === null) continue;
+    if (from === e.from && to === columnEnd(e)) {
+      single.push(e);
+      continue;
+    }
+    if (from === to) continue; // inside one collapsed table
+    const key = `${from}\u0000${to}`;
+    let m = merged.get(key);
+    if (!m) merged.set(key, (m = { id: `m${merged.size}`, from, to, members: [], subtype: "IDENTITY", change: null }));
+    m.members.push(e.id);
+    if (e.subtype && (e.subtype === "AGGREGATION" || (e.subtype === "TRANSFORMATION" && m.subtype === "IDENTITY"))) m.subtype = e.subtype;
+    if (e.change && (CHANGE_RANK[e.change] || 0) > (CHANGE_RANK[m.change] || 0)) m.change = e.change;
+  }
+  return { single, merged: [...merged.values()] };
+}
+
+/** What a collapsed table shows: its name, how many columns, and the first few. */
+export function collapsedLabel(table, columns, { onPath = false } = {}) {
+  const few = columns.slice(0, 3).join(", ");
+  const count = onPath ? `${columns.length} of ${table.columns.length} columns on the path`
+    : `${columns.length} column${columns.length === 1 ? "" : "s"}`;
+  return `${shortName(table.label)}\n${count}\n${few}${columns.length > 3 ? ", …" : ""}`;
 }
