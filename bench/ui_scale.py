@@ -184,9 +184,12 @@ def measure(passes: int, shot: Path | None) -> dict:
             page.get_by_label("Password").fill(password)
             page.get_by_role("button", name="Sign in").click()
             page.wait_for_url(lambda url: "/auth/login" not in url)
-            result: dict = {"tab": {}, "page": {}, "clicks": {}, "generated_s": generated}
-            for dag_id, _, _ in SIZES:  # warm-up: the api-server's first requests import and compile
-                open_tab(page, base, dag_id, runs[dag_id])
+            result: dict = {"tab": {}, "page": {}, "first": {}, "clicks": {}, "generated_s": generated}
+            # Warm-up without building a graph: the api-server's first requests import and compile.
+            page.goto(f"{base}/dags/{SIZES[0][0]}/runs/{q(runs[SIZES[0][0]])}")
+            page.goto(f"{base}/column-lineage/dags/no_such_dag/runs/none")
+            for dag_id, _, _ in SIZES:  # the first open of each run: its graph built from the XComs
+                result["first"][dag_id] = open_tab(page, base, dag_id, runs[dag_id])
             for _ in range(passes):
                 for dag_id, _, _ in SIZES:  # turns, so drift hits both sizes
                     for kind, fn in (("tab", open_tab), ("page", open_page)):
@@ -249,15 +252,20 @@ def report(result: dict, passes: int) -> str:
         f"| {result['tab'][large]:.2f} s | {tab_ratio:.2f}x |",
         f"| ready, the plugin page alone (navigation start to painted graph) | {result['page'][small]:.2f} s "
         f"| {result['page'][large]:.2f} s | {page_ratio:.2f}x |",
-        f"| API answer (graph JSON, size) | {result['api'][small][0]:.2f} s, {result['api'][small][1] / 1e6:.2f} MB "
+        f"| first open of the run's tab (the api-server reads the XComs and builds the graph) "
+        f"| {result['first'][small]:.2f} s | {result['first'][large]:.2f} s "
+        f"| {result['first'][large] / result['first'][small]:.2f}x |",
+        f"| API answer, graph kept (JSON size) "
+        f"| {result['api'][small][0]:.2f} s, {result['api'][small][1] / 1e6:.2f} MB "
         f"| {result['api'][large][0]:.2f} s, {result['api'][large][1] / 1e6:.2f} MB | |",
         "", "Clicks on the 20 x 500 run (the page's own clock: the click's event time to the answer painted):", "",
         "| click | latency |", "|---|---|",
         *[f"| {name} | {seconds * 1000:.0f} ms |" for name, seconds in result["clicks"].items()],
         "",
-        "Before (the issue's report, same kind of run): 16.7 s to draw the run tab, 1.2 s a click. Tables above "
-        "300 columns in a graph are drawn collapsed (one node each), a click draws only the column's path, and the "
-        "API sends the graph once (no documents).",
+        "The first two rows are the best of the passes, after the first open: the api-server keeps a run's "
+        "graph while its XComs stay the same. Before (the issue's report, same kind of run): 16.7 s to draw the "
+        "run tab, 1.2 s a click. Now a graph of more than 300 columns starts with its tables collapsed (one node "
+        "each), a click draws only the column's path, and the API sends the graph alone (no documents).",
         "",
         "![The 10,000-column run: scale_t10.c003 searched, two hops up and down](images/column-lineage-10k.png)",
         "",
