@@ -218,9 +218,13 @@ def measure(passes: int, shot: Path | None) -> dict:
 
 
 def screenshot(page, base: str, dag_id: str, run_id: str, path: Path) -> None:
-    """The 10,000-column run as a person sees it after a click: one column's path, two hops each way."""
-    open_tab(page, base, dag_id, run_id)
-    frame = plugin_frame(page)
+    """The 10,000-column run as a person sees it after a search: one column's path, two hops each way
+    (the tab's own page, as the iframe shows it, without the Airflow UI around it)."""
+    page = page.context.new_page()
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    page.goto(f"{base}/column-lineage/dags/{dag_id}/runs/{q(run_id)}")
+    page.locator("#column-lineage-app[data-state=ready]").wait_for()
+    frame = page.main_frame
     frame.locator("#cl-depth-up").select_option("2")
     frame.locator("#cl-depth-down").select_option("2")
     frame.locator("#cl-search").fill("scale_t10.c003")
@@ -229,6 +233,7 @@ def screenshot(page, base: str, dag_id: str, run_id: str, path: Path) -> None:
     page.wait_for_timeout(500)
     path.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(path))
+    page.close()
 
 
 def report(result: dict, passes: int) -> str:

@@ -227,18 +227,38 @@ export const COLLAPSED_HEIGHT = 78;
  * 10,000 columns), each as tall as `heightOf(table)` says. Returns centre points, as Cytoscape wants.
  */
 export function layoutTables(index, tableIds, heightOf, { ranksep = 130 } = {}) {
+  const CAP = 260; // a table of 500 open rows is laid out as this tall, then grows downwards
+  const nodesep = 40;
   const g = new dagre.graphlib.Graph();
-  g.setGraph({ rankdir: "LR", nodesep: 40, ranksep, marginx: 20, marginy: 20 });
+  g.setGraph({ rankdir: "LR", nodesep, ranksep, marginx: 20, marginy: 20 });
   g.setDefaultEdgeLabel(() => ({}));
-  for (const id of tableIds) g.setNode(id, { width: TABLE_WIDTH, height: heightOf(index.tables.get(id)) });
+  const heights = new Map();
+  for (const id of tableIds) {
+    heights.set(id, heightOf(index.tables.get(id)));
+    g.setNode(id, { width: TABLE_WIDTH, height: Math.min(CAP, heights.get(id)) });
+  }
   for (const e of index.graph.table_edges) {
     if (e.source !== e.target && tableIds.has(e.source) && tableIds.has(e.target)) g.setEdge(e.source, e.target);
   }
   dagre.layout(g);
-  const out = new Map();
+  // Tops stay where dagre put them, so the neighbours of a tall table face its first rows, not its
+  // middle thousands of pixels down; a table below a tall one in the same rank moves down to make room.
+  const ranks = new Map();
   for (const id of tableIds) {
     const n = g.node(id);
-    out.set(id, { x: n.x, y: n.y });
+    const key = Math.round(n.x);
+    if (!ranks.has(key)) ranks.set(key, []);
+    ranks.get(key).push({ id, x: n.x, top: n.y - Math.min(CAP, heights.get(id)) / 2 });
+  }
+  const out = new Map();
+  for (const nodes of ranks.values()) {
+    nodes.sort((a, b) => a.top - b.top);
+    let bottom = -Infinity;
+    for (const n of nodes) {
+      const top = Math.max(n.top, bottom + nodesep);
+      out.set(n.id, { x: n.x, y: top + heights.get(n.id) / 2 });
+      bottom = top + heights.get(n.id);
+    }
   }
   return out;
 }
@@ -268,20 +288,25 @@ const CHANGE_RANK = { added: 2, changed: 1 };
 
 /**
  * The column edges as drawn: an edge whose two columns are drawn stays itself; otherwise its ends
- * become what stands for them (a collapsed table) and edges with the same drawn ends are one edge
- * that says how many column edges it carries, its subtype the strongest, its change the newest.
- * `endOf(columnId)` is the drawn end of a column, or null when it is not drawn at all.
+ * become what stands for them (their tables, with `tableOf`; else what `endOf` says) and edges with
+ * the same ends are one edge that says how many column edges it carries, its subtype the strongest,
+ * its change the newest. `endOf(columnId)` is the drawn end of a column, null when it is hidden.
  */
-export function projectEdges(edges, endOf, { columnEnd = (e) => e.to } = {}) {
+export function projectEdges(edges, endOf, { tableOf = null } = {}) {
   const single = [];
   const merged = new Map();
   for (const e of edges) {
-    const from = endOf(e.from);
-    const to = columnEnd(e) === null ? null : endOf(columnEnd(e));
+    let from = endOf(e.from);
+    let to = endOf(e.to);
     if (from === null || to === null) continue;
-    if (from === e.from && to === columnEnd(e)) {
+    if (from === e.from && to === e.to) {
       single.push(e);
       continue;
+    }
+    // One end collapsed: the edge joins the two tables (a fan of 500 lines into one box reads as nothing).
+    if (tableOf) {
+      from = tableOf(e.from);
+      to = tableOf(e.to);
     }
     if (from === to) continue; // inside one collapsed table
     const key = `${from}\u0000${to}`;

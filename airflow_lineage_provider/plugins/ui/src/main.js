@@ -289,15 +289,18 @@ class LineageView {
     };
     const onPath = (e) => !path || path.edges.has(e.id);
     const changeClass = (change) => (this.showChanges && change ? ` change-${change}` : "");
-    const direct = projectEdges(idx.direct.filter(onPath), endOf);
+    const direct = projectEdges(idx.direct.filter(onPath), endOf, { tableOf: (cid) => idx.columns.get(cid).table });
     for (const e of direct.single) {
       els.push({ group: "edges", data: { id: e.id, source: e.from, target: e.to, kind: "direct", subtype: e.subtype },
         classes: `direct ${e.subtype.toLowerCase()}${e.masking ? " masking" : ""}${changeClass(e.change)}${path ? " on-path" : ""}` });
     }
+    // An edge into or out of an open table meets it at its header, where its neighbours face it.
+    const header = (tid, side) => (opened.has(tid)
+      ? `${side * TABLE_WIDTH / 2}px ${HEADER_HEIGHT / 2 - height(idx.tables.get(tid)) / 2}px` : "outside-to-node");
     for (const m of direct.merged) {
       const n = m.members.length;
       els.push({ group: "edges", data: { id: `d${m.id}`, source: m.from, target: m.to, kind: "merged", members: m.members,
-        subtype: m.subtype, label: n === 1 ? "" : `${n} columns` },
+        subtype: m.subtype, label: n === 1 ? "" : `${n} columns`, se: header(m.from, 1), te: header(m.to, -1) },
       classes: `merged ${m.subtype.toLowerCase()}${changeClass(m.change)}` });
     }
     if (this.showIndirect) {
@@ -305,8 +308,10 @@ class LineageView {
       const merged = new Map();
       for (const e of idx.indirect) {
         if (!onPath(e) || !shown.has(e.target)) continue;
-        const from = endOf(e.from);
-        if (from === null || from === e.target) continue;
+        let from = endOf(e.from);
+        if (from === null) continue;
+        if (from !== e.from) from = idx.columns.get(e.from).table;
+        if (from === e.target) continue;
         if (from === e.from) {
           els.push({ group: "edges", data: { id: e.id, source: from, target: e.target, kind: "indirect" },
             classes: `indirect${changeClass(e.change)}` });
@@ -321,7 +326,8 @@ class LineageView {
       let n = 0;
       for (const m of merged.values()) {
         els.push({ group: "edges", data: { id: `im${n++}`, source: m.from, target: m.to, kind: "merged", members: m.members,
-          label: `${m.members.length} key${m.members.length === 1 ? "" : "s"}` }, classes: `indirect merged${changeClass(m.change)}` });
+          label: `${m.members.length} key${m.members.length === 1 ? "" : "s"}`, se: header(m.from, 1), te: header(m.to, -1) },
+        classes: `indirect merged${changeClass(m.change)}` });
       }
     }
     return els;
@@ -392,6 +398,7 @@ class LineageView {
       { selector: "edge.merged, edge.table-edge", style: { label: "data(label)", "font-size": 11,
         "text-background-color": "#ffffff", "text-background-opacity": 1, "text-background-padding": 2, color: "#4a5568",
         "source-endpoint": "outside-to-node", "target-endpoint": "outside-to-node", width: 3 } },
+      { selector: "edge.merged", style: { "source-endpoint": "data(se)", "target-endpoint": "data(te)" } },
       { selector: "edge.masking", style: { "line-style": "dotted" } },
       { selector: "edge.change-added", style: changeColor("added") },
       { selector: "edge.change-changed", style: changeColor("changed") },
