@@ -84,7 +84,9 @@ def _diff(args: argparse.Namespace) -> int:
                 return 2
         labels = args.documents
     elif args.dag_id and args.task_id and not args.documents:
-        found = _task_documents(args.dag_id, args.task_id, args.run_id)
+        from airflow_lineage_provider.runs import task_documents
+
+        found = task_documents(args.dag_id, args.task_id, args.run_id)
         if isinstance(found, str):
             print(f"airflow-lineage: {found}", file=sys.stderr)
             return 2
@@ -97,27 +99,6 @@ def _diff(args: argparse.Namespace) -> int:
     print(f"column lineage: {labels[0]} -> {labels[1]}")
     print("\n".join(result.lines()))
     return 0 if result.same else 1
-
-
-def _task_documents(dag_id: str, task_id: str, run_ids: list[str] | None) -> list[tuple[str, LineageReport]] | str:
-    """A task's lineage documents of two runs, old then new (the latest two with lineage by default)."""
-    from airflow.models.xcom import XComModel
-    from airflow.utils.session import create_session
-    from sqlalchemy import select
-
-    with create_session() as session:
-        query = select(XComModel).where(XComModel.dag_id == dag_id, XComModel.task_id == task_id,
-                                         XComModel.key == XCOM_KEY)
-        if run_ids:
-            query = query.where(XComModel.run_id.in_(run_ids))
-        rows = session.scalars(query.order_by(XComModel.timestamp)).all()
-        by_run = {r.run_id: XComModel.deserialize_value(r) for r in rows}
-    order = list(run_ids) if run_ids else list(by_run)[-2:]
-    missing = [r for r in order if r not in by_run]
-    if len(order) != 2 or missing:
-        return (f"task {task_id} of DAG {dag_id} has no column lineage in run(s) {', '.join(missing)}" if missing
-                else f"task {task_id} of DAG {dag_id} has column lineage in {len(order)} run(s): two are needed")
-    return [(run, LineageReport.from_dict(by_run[run])) for run in order]
 
 
 def _extract(args: argparse.Namespace) -> int:

@@ -17,6 +17,14 @@ if ! command -v chromium >/dev/null 2>&1; then
     echo "test: chromium is not installed (apt-get install chromium as root); browser tests will be skipped" >&2
   fi
 fi
+# The page's logic tests and the bundle check run node on the UI's sources (plugins/ui): install its
+# pinned packages once (package-lock.json; node_modules is not committed).
+UI_DIR="$ROOT/airflow_lineage_provider/plugins/ui"
+if [ ! -d "$UI_DIR/node_modules" ] && command -v npm >/dev/null 2>&1; then
+  echo "test: npm ci in plugins/ui for the page's logic tests (once)"
+  (cd "$UI_DIR" && npm ci --no-audit --no-fund >/dev/null 2>&1) \
+    || echo "test: npm ci failed in $UI_DIR; the page's node tests will be skipped" >&2
+fi
 # The linter first (pyproject.toml [tool.ruff]): a style error fails the run before any test starts.
 "$VENV/bin/ruff" check --quiet "$ROOT"
 exec "$VENV/bin/python" -m pytest -p no:cacheprovider "$@"

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import html
 import json
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -21,7 +23,7 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy import select
 
 from airflow_lineage_provider.lineage.model import XCOM_KEY, LineageReport
-from airflow_lineage_provider.plugins.graph import TaskLineage, build_graph
+from airflow_lineage_provider.plugins.graph import TaskChanges, TaskLineage, build_graph
 
 URL_PREFIX = "/column-lineage"
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -77,6 +79,32 @@ def check_exists(dag_id: str, run_id: str, task_id: str | None = None) -> None:
             raise HTTPException(404, f"run {run_id!r} of DAG {dag_id!r} has no task {task_id!r}")
 
 
+def _lineage_query(dag_id: str, run_id: str, task_id: str | None, map_index: int | None, *columns: Any) -> Any:
+    from airflow.models.xcom import XComModel
+
+    query = select(*columns).where(XComModel.dag_id == dag_id, XComModel.run_id == run_id, XComModel.key == XCOM_KEY)
+    if task_id is not None:
+        query = query.where(XComModel.task_id == task_id)
+    if map_index is not None:
+        query = query.where(XComModel.map_index == map_index)
+    return query.order_by(XComModel.timestamp, XComModel.task_id, XComModel.map_index)
+
+
+def lineage_version(dag_id: str, run_id: str, task_id: str | None = None, map_index: int | None = None
+                    ) -> tuple[Any, ...]:
+    """What the run's graph is built from, without reading a value: each lineage XCom (task, map index,
+    when pushed) and the previous successful run each is compared with. Equal versions, equal graphs."""
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    from airflow_lineage_provider.runs import previous_successful
+
+    with create_session() as session:
+        rows = session.execute(_lineage_query(dag_id, run_id, task_id, map_index, XComModel.task_id,
+                                              XComModel.map_index, XComModel.timestamp)).all()
+        return tuple((t, m, str(ts), previous_successful(dag_id, t, run_id, m, session=session)) for t, m, ts in rows)
+
+
 def read_lineage(dag_id: str, run_id: str, task_id: str | None = None,
                  map_index: int | None = None) -> tuple[list[TaskLineage], list[str]]:
     """The ``column_lineage`` XComs of a DAG run (or one task of it), in task order.
@@ -86,16 +114,10 @@ def read_lineage(dag_id: str, run_id: str, task_id: str | None = None,
     from airflow.models.xcom import XComModel
     from airflow.utils.session import create_session
 
-    query = select(XComModel).where(XComModel.dag_id == dag_id, XComModel.run_id == run_id,
-                                     XComModel.key == XCOM_KEY)
-    if task_id is not None:
-        query = query.where(XComModel.task_id == task_id)
-    if map_index is not None:
-        query = query.where(XComModel.map_index == map_index)
     tasks: list[TaskLineage] = []
     problems: list[str] = []
     with create_session() as session:
-        rows = session.scalars(query.order_by(XComModel.timestamp, XComModel.task_id, XComModel.map_index)).all()
+        rows = session.scalars(_lineage_query(dag_id, run_id, task_id, map_index, XComModel)).all()
         for row in rows:
             value = XComModel.deserialize_value(row)
             try:
@@ -109,18 +131,85 @@ def read_lineage(dag_id: str, run_id: str, task_id: str | None = None,
     return tasks, problems
 
 
+def read_changes(dag_id: str, run_id: str, tasks: list[TaskLineage]) -> dict[tuple[str, int], TaskChanges]:
+    """Each task instance's lineage against its previous successful run's: the diff the CLI prints
+    (``lineage/diff.py``), the previous run found as the CLI finds a task's runs (``runs.py``)."""
+    from airflow.utils.session import create_session
+
+    from airflow_lineage_provider.lineage.diff import diff
+    from airflow_lineage_provider.runs import previous_successful, read_document
+
+    out: dict[tuple[str, int], TaskChanges] = {}
+    with create_session() as session:
+        for t in tasks:
+            previous = previous_successful(dag_id, t.task_id, run_id, t.map_index, session=session)
+            if previous is None:
+                continue
+            try:
+                old = read_document(dag_id, t.task_id, previous, session=session)
+            except (ValueError, TypeError, KeyError, AttributeError):
+                continue  # the older value is not a lineage document: nothing to compare with
+            out[(t.task_id, t.map_index)] = TaskChanges(previous.run_id, diff(old, t.report))
+    return out
+
+
 def _payload(dag_id: str, run_id: str, task_id: str | None, map_index: int | None) -> dict[str, Any]:
-    check_exists(dag_id, run_id, task_id)
+    """What the page needs and nothing twice: the graph holds each statement's SQL, method, confidence,
+    warnings and agreement for the side panel, and each task's changes."""
     tasks, problems = read_lineage(dag_id, run_id, task_id, map_index)
     return {
         "dag_id": dag_id,
         "run_id": run_id,
         "task_id": task_id,
         "map_index": map_index,
-        "documents": [{**t.ref, "lineage": t.report.to_dict()} for t in tasks],
-        "graph": build_graph(tasks),
+        "graph": build_graph(tasks, read_changes(dag_id, run_id, tasks)),
         "problems": problems,
     }
+
+
+class _GraphCache:
+    """A run's graph is built once: the JSON of the last few (DAG, run, task, map index) asked for, kept while
+    their version (``lineage_version``: which XComs, pushed when, compared with which run) is the same.
+
+    Reading and decoding a 20 x 500-column run's documents is most of an answer's time; a finished run's
+    lineage does not change, and a cleared and re-run task pushes a new XCom, so a new version. Only served
+    after the route's own authorization check.
+    """
+
+    SIZE = 8
+
+    def __init__(self) -> None:
+        self._entries: OrderedDict[tuple, tuple[tuple, bytes]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple, version: tuple) -> bytes | None:
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is None or hit[0] != version:
+                return None
+            self._entries.move_to_end(key)
+            return hit[1]
+
+    def put(self, key: tuple, version: tuple, body: bytes) -> None:
+        with self._lock:
+            self._entries[key] = (version, body)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.SIZE:
+                self._entries.popitem(last=False)
+
+
+_cache = _GraphCache()
+
+
+def _answer(dag_id: str, run_id: str, task_id: str | None, map_index: int | None) -> Response:
+    check_exists(dag_id, run_id, task_id)
+    key = (dag_id, run_id, task_id, map_index)
+    version = lineage_version(*key)
+    body = _cache.get(key, version)
+    if body is None:
+        body = json.dumps(_payload(*key), separators=(",", ":")).encode()
+        _cache.put(key, version, body)
+    return Response(body, media_type="application/json")
 
 
 # Defence in depth behind textContent: only the plugin's own script runs, nothing is fetched
@@ -168,16 +257,16 @@ def create_app() -> FastAPI:
         return response
 
     @app.get("/api/dags/{dag_id}/runs/{run_id}", dependencies=[auth])
-    def dag_run_lineage(dag_id: str, run_id: str) -> JSONResponse:
+    def dag_run_lineage(dag_id: str, run_id: str) -> Response:
         """Every task's lineage in a DAG run, stitched into one graph."""
-        return JSONResponse(_payload(dag_id, run_id, None, None))
+        return _answer(dag_id, run_id, None, None)
 
     @app.get("/api/dags/{dag_id}/runs/{run_id}/tasks/{task_id}", dependencies=[auth])
     def task_lineage(dag_id: str, run_id: str, task_id: str,
                      map_index: str | None = Query(None, description="a number; anything else: every map index")
-                     ) -> JSONResponse:
+                     ) -> Response:
         """One task instance's lineage (all map indexes of the task when none is given)."""
-        return JSONResponse(_payload(dag_id, run_id, task_id, parse_map_index(map_index)))
+        return _answer(dag_id, run_id, task_id, parse_map_index(map_index))
 
     @app.get("/dags/{dag_id}/runs/{run_id}", dependencies=[auth], response_class=HTMLResponse)
     def dag_run_page(request: Request, dag_id: str, run_id: str) -> HTMLResponse:

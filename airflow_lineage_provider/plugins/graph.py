@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from airflow_lineage_provider.lineage.diff import ADDED, EdgeKey, LineageDiff, edge_key, target_label
 from airflow_lineage_provider.lineage.model import (
     DIRECT,
     IDENTITY,
@@ -85,8 +86,11 @@ class _Table:
     writers: list[dict[str, Any]] = field(default_factory=list)
     readers: list[dict[str, Any]] = field(default_factory=list)
 
+    _known: set[str] = field(default_factory=set)  # the columns, for a constant-time check on wide tables
+
     def add_column(self, column: str) -> None:
-        if column not in self.columns:
+        if column not in self._known:
+            self._known.add(column)
             self.columns.append(column)
 
     def to_dict(self) -> dict[str, Any]:
@@ -107,7 +111,16 @@ def _add_ref(refs: list[dict[str, Any]], ref: dict[str, Any]) -> None:
         refs.append(ref)
 
 
-def build_graph(tasks: list[TaskLineage]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class TaskChanges:
+    """A task instance's lineage compared with its previous successful run (``lineage/diff.py``)."""
+
+    previous_run_id: str
+    diff: LineageDiff
+
+
+def build_graph(tasks: list[TaskLineage], changes: dict[tuple[str, int], TaskChanges] | None = None
+                ) -> dict[str, Any]:
     """One graph of every task's lineage, JSON-ready for the UI.
 
     ``tables``: nodes with their columns in a stable order (written columns first, as the
@@ -115,6 +128,10 @@ def build_graph(tasks: list[TaskLineage]) -> dict[str, Any]:
     column), its ``subtype`` the strongest of its ``steps`` (each step one statement of one task,
     with its own subtype and expression). ``indirect``: one per (source column, target table),
     naming the target columns it influences. ``table_edges``: the table-level summary.
+    ``tasks``: each task's statements as the side panel shows them (SQL, method, confidence, warnings,
+    agreement). ``changes`` (one per task that has a previous successful run): what ``diff`` found; the
+    edges it added or changed carry ``change`` (and their steps ``change`` and ``previous``), so the
+    page colours exactly what ``airflow-lineage diff`` prints.
     """
     keys = _Keys()
     datasets_by_key: dict[str, Dataset] = {}
@@ -159,8 +176,12 @@ def build_graph(tasks: list[TaskLineage]) -> dict[str, Any]:
     indirect: dict[tuple[str, str, str], dict[str, Any]] = {}
     task_summaries: list[dict[str, Any]] = []
 
+    change_summaries: list[dict[str, Any]] = []
     for task in tasks:
         statements = []
+        task_changes = (changes or {}).get((task.task_id, task.map_index))
+        marks = _marks(task_changes.diff) if task_changes else {}
+        targets: dict[str, str] = {}  # the diff's name of a target -> its node
         for stmt in task.report.statements:
             step_ref = {**task.ref, "statement": stmt.index}
             if stmt.target is not None:
@@ -172,15 +193,17 @@ def build_graph(tasks: list[TaskLineage]) -> dict[str, Any]:
                 target = tables.setdefault(rid, _Table(
                     id=f"t{len(tables)}", label=f"query result: {task.task_id}{mapped} statement {stmt.index + 1}",
                     kind="result"))
+            targets[target_label(stmt)] = target.id
             for ds in stmt.inputs:
                 _add_ref(resolve(stmt, ds.label).readers, task.ref)
             for column, srcs in stmt.columns:
                 target.add_column(column)
                 for src in srcs:
-                    _add_direct(edges, resolve(stmt, src.table), src, target, column, step_ref)
+                    _add_direct(edges, resolve(stmt, src.table), src, target, column, step_ref,
+                                marks.get(edge_key(stmt, column, src)))
             for src in stmt.indirect:
                 _add_indirect(indirect, resolve(stmt, src.table), src, target,
-                              [c for c, _ in stmt.columns], step_ref)
+                              [c for c, _ in stmt.columns], step_ref, marks.get(edge_key(stmt, None, src)))
             statements.append({
                 "index": stmt.index,
                 "sql": stmt.sql,
@@ -192,6 +215,11 @@ def build_graph(tasks: list[TaskLineage]) -> dict[str, Any]:
                 "agreement": stmt.agreement.to_dict() if stmt.agreement else None,
             })
         task_summaries.append({**task.ref, "statements": statements, "warnings": list(task.report.warnings)})
+        if task_changes:
+            summary = {**task.ref, "previous_run_id": task_changes.previous_run_id, **task_changes.diff.to_dict()}
+            for lost in summary["lost"]:
+                lost["table"] = targets.get(lost["target"])  # None: the column's statement is gone too
+            change_summaries.append(summary)
 
     edge_list = [{"id": f"e{i}", **e} for i, e in enumerate(edges.values())]
     indirect_list = [{"id": f"i{i}", **e} for i, e in enumerate(indirect.values())]
@@ -201,40 +229,59 @@ def build_graph(tasks: list[TaskLineage]) -> dict[str, Any]:
         "indirect": indirect_list,
         "table_edges": _table_edges(edge_list, indirect_list),
         "tasks": task_summaries,
+        "changes": change_summaries,
     }
 
 
+def _marks(diff: LineageDiff) -> dict[EdgeKey, dict[str, Any]]:
+    """Edge key -> how the edge changed (removed edges are not in this run's graph: the panel lists them)."""
+    out: dict[EdgeKey, dict[str, Any]] = {}
+    for change in diff.edges:
+        if change.kind == ADDED:
+            out[change.key] = {"change": ADDED}
+        elif change.old is not None and change.new is not None:
+            out[change.key] = {"change": change.kind, "previous": {"subtype": change.old[0],
+                                                                   "expression": change.old[1]}}
+    return out
+
+
+def _add_step(edge: dict[str, Any], step: dict[str, Any], mark: dict[str, Any] | None) -> None:
+    step = {**step, **(mark or {})}
+    if step in edge["steps"]:
+        return
+    edge["steps"].append(step)
+    if mark and edge.get("change") != ADDED:  # an edge one statement added is new, whatever another changed
+        edge["change"] = mark["change"]
+
+
 def _add_direct(edges: dict, source: _Table, src: ColumnInput, target: _Table, column: str,
-                step_ref: dict[str, Any]) -> None:
+                step_ref: dict[str, Any], mark: dict[str, Any] | None = None) -> None:
     source.add_column(src.field)
     key = (source.id, src.field, target.id, column)
     step = {**step_ref, "subtype": src.subtype, "expression": src.expression, "masking": src.masking}
     edge = edges.get(key)
     if edge is None:
-        edges[key] = {"source": source.id, "source_column": src.field, "target": target.id,
-                      "target_column": column, "type": DIRECT, "subtype": src.subtype,
-                      "masking": src.masking, "steps": [step]}
-        return
-    edge["subtype"] = stronger(edge["subtype"], src.subtype)
-    edge["masking"] = edge["masking"] or src.masking
-    if step not in edge["steps"]:
-        edge["steps"].append(step)
+        edge = edges[key] = {"source": source.id, "source_column": src.field, "target": target.id,
+                             "target_column": column, "type": DIRECT, "subtype": src.subtype,
+                             "masking": src.masking, "steps": []}
+    else:
+        edge["subtype"] = stronger(edge["subtype"], src.subtype)
+        edge["masking"] = edge["masking"] or src.masking
+    _add_step(edge, step, mark)
 
 
 def _add_indirect(indirect: dict, source: _Table, src: ColumnInput, target: _Table, columns: list[str],
-                  step_ref: dict[str, Any]) -> None:
+                  step_ref: dict[str, Any], mark: dict[str, Any] | None = None) -> None:
     source.add_column(src.field)
     key = (source.id, src.field, target.id)
     edge = indirect.setdefault(key, {"source": source.id, "source_column": src.field, "target": target.id,
                                      "type": INDIRECT, "subtypes": [], "target_columns": [], "steps": []})
     if src.subtype not in edge["subtypes"]:
         edge["subtypes"].append(src.subtype)
-    for c in columns:
-        if c not in edge["target_columns"]:
-            edge["target_columns"].append(c)
+    known = set(edge["target_columns"])
+    edge["target_columns"].extend(c for c in columns if c not in known)
     step = {**step_ref, "subtype": src.subtype}
-    if step not in edge["steps"]:
-        edge["steps"].append(step)
+    _add_step(edge, step, mark)
 
 
 def _table_edges(edges: list[dict[str, Any]], indirect: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -252,11 +299,15 @@ def _table_edges(edges: list[dict[str, Any]], indirect: list[dict[str, Any]]) ->
     return [{"id": f"te{i}", **t} for i, t in enumerate(out.values())]
 
 
-def impact(graph: dict[str, Any], table_id: str, column: str, *, indirect: bool = False) -> dict[str, list]:
+def impact(graph: dict[str, Any], table_id: str, column: str, *, indirect: bool = False,
+           depth: int | None = None) -> dict[str, list]:
     """Every column upstream and downstream of one column, with its distance in hops.
 
-    The same walk the page does when a column is clicked; ``indirect`` also follows indirect
-    edges (a filter or join key influences every column its statement writes).
+    The definition of the walk the page does when a column is clicked (``ui/src/lineage.js`` walks the
+    same way; tests/unit/plugins/test_graph.py runs both on the same graphs): breadth first, so a
+    distance is the fewest hops; ``depth`` stops it that many hops out (``None``: all of them);
+    ``indirect`` also follows indirect edges (a filter or join key influences every column its
+    statement writes).
     """
     down: dict[tuple[str, str], list[tuple[str, str]]] = {}
     up: dict[tuple[str, str], list[tuple[str, str]]] = {}
@@ -274,14 +325,25 @@ def impact(graph: dict[str, Any], table_id: str, column: str, *, indirect: bool 
     def walk(adjacency: dict) -> list[tuple[str, str, int]]:
         seen = {(table_id, column): 0}
         frontier = [(table_id, column)]
-        while frontier:
+        hops = 0
+        while frontier and (depth is None or hops < depth):
+            hops += 1
             nxt = []
             for node in frontier:
                 for other in adjacency.get(node, []):
                     if other not in seen:
-                        seen[other] = seen[node] + 1
+                        seen[other] = hops
                         nxt.append(other)
             frontier = nxt
         return [(t, c, d) for (t, c), d in seen.items() if d > 0]
 
     return {"upstream": walk(up), "downstream": walk(down)}
+
+
+def through_indirect(graph: dict[str, Any], table_id: str, column: str, *, depth: int | None = None
+                     ) -> dict[str, int]:
+    """How many more columns the walk reaches when it follows indirect inputs too: the page's
+    "and 9,500 through a join, filter or grouping key" under a list of values only."""
+    direct = impact(graph, table_id, column, depth=depth)
+    both = impact(graph, table_id, column, indirect=True, depth=depth)
+    return {side: len(both[side]) - len(direct[side]) for side in ("upstream", "downstream")}

@@ -67,6 +67,24 @@ def ui_run_id(airflow_db) -> str:
     return run.run_id
 
 
+@pytest.fixture(scope="module")
+def scale_run_id(airflow_db) -> str:
+    """4 tasks x 100 columns: over the page's collapse threshold, a few seconds to run."""
+    run = load_dag(DAGS / "lineage_test_ui_scale.py").test()
+    assert run.state == "success"
+    return run.run_id
+
+
+@pytest.fixture(scope="module")
+def changes_run_ids(airflow_db) -> tuple[str, str]:
+    """Two runs of a DAG whose second run changes one statement."""
+    dag = load_dag(DAGS / "lineage_test_ui_changes.py")
+    first = dag.test()
+    second = dag.test(run_conf={"version": 2})
+    assert first.state == second.state == "success"
+    return first.run_id, second.run_id
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -83,7 +101,7 @@ def _get(url: str, headers: dict | None = None) -> tuple[int, bytes]:
 
 
 @pytest.fixture(scope="module")
-def server(airflow_db, demo_run_id, ui_run_id, tmp_path_factory):
+def server(airflow_db, demo_run_id, ui_run_id, scale_run_id, changes_run_ids, tmp_path_factory):
     """`airflow api-server` on 127.0.0.1 with two users: admin, and one with no role (no permission)."""
     home = Path(os.environ["AIRFLOW_HOME"])
     passwords = home / "ui_test_passwords.json"
@@ -106,7 +124,8 @@ def server(airflow_db, demo_run_id, ui_run_id, tmp_path_factory):
                 pass
             assert time.monotonic() < deadline, f"api-server did not come up; log: {log.name}"
             time.sleep(1)
-        yield {"base": base, "passwords": json.loads(passwords.read_text()), "demo": demo_run_id, "ui": ui_run_id}
+        yield {"base": base, "passwords": json.loads(passwords.read_text()), "demo": demo_run_id, "ui": ui_run_id,
+               "scale": scale_run_id, "changes": changes_run_ids}
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -159,7 +178,8 @@ def test_admin_reads_the_run_lineage_from_xcom(server):
     status, body = _get(_api(server, server["demo"]), {"Authorization": f"Bearer {token}"})
     assert status == 200
     data = json.loads(body)
-    assert {d["task_id"] for d in data["documents"]} == {"prepare_tables", "build_dwd_users"}
+    assert {t["task_id"] for t in data["graph"]["tasks"]} == {"prepare_tables", "build_dwd_users"}
+    assert "documents" not in data  # the graph carries what the page shows: no document sent twice
     labels = [t["label"] for t in data["graph"]["tables"]]
     assert labels.count(T + "ods_users") == 1  # written by prepare_tables, read by build_dwd_users: one node
 
@@ -183,7 +203,7 @@ def test_map_index_selects_one_mapped_task_instance(server):
     for raw, expected in (("1", {1}), ("{MAP_INDEX}", {0, 1})):
         status, body = _get(_api(server, server["ui"], "mapped", dag_id="lineage_test_ui", map_index=raw), headers)
         assert status == 200
-        assert {d["map_index"] for d in json.loads(body)["documents"]} == expected
+        assert {t["map_index"] for t in json.loads(body)["graph"]["tasks"]} == expected
 
 
 # ---------------------------------------------------------------- the browser
@@ -316,6 +336,10 @@ def test_task_tab_draws_the_seed_lineage_and_clicking_a_column_shows_its_impact(
     strongest[(T + "dwd_users.p", "query result: build_dwd_users statement 3.p")] = "IDENTITY"
     assert {(e["source"], e["target"]): e["subtype"] for e in drawn["edges"]} == strongest
     assert all(e["shown"] for e in drawn["edges"])
+    # Indirect inputs are off by default; ticked, they are drawn.
+    assert not frame.locator("#cl-indirect").is_checked() and drawn["indirect"] == []
+    frame.locator("#cl-indirect").check()
+    drawn = _drawn(frame)
     assert {(e["source"], e["target"]) for e in drawn["indirect"]} >= {
         (T + "ods_users.id", T + "dwd_users"), (T + "dim_company.user_id", T + "dwd_users")}
 
@@ -414,3 +438,148 @@ def test_task_without_lineage_shows_an_empty_state(server, page):
     message = frame.locator("#cl-message").inner_text()
     assert "Task no_lineage has no column lineage in this run." in message
     assert frame.evaluate("() => window.columnLineage === undefined")
+
+
+# ---------------------------------------------------------------- at scale, focus, changes
+
+SCALE = "lineage_test_ui_scale"
+CHANGES = "lineage_test_ui_changes"
+
+
+def _run_tab(server, dag_id: str, run_id: str) -> str:
+    return f"{server['base']}/dags/{dag_id}/runs/{_q(run_id)}/plugin/column-lineage-run"
+
+
+def _nodes(frame) -> dict:
+    """The tables drawn (collapsed or open) and the columns drawn, by short name."""
+    return frame.evaluate("""() => { const v = window.columnLineage, short = (id) => v.index.tables.get(id).label.split('.').pop();
+      return {collapsed: v.cy.nodes('.table.collapsed').map(n => short(n.id())).sort(),
+              open: v.cy.nodes('.table').not('.collapsed').map(n => short(n.id())).sort(),
+              columns: v.cy.nodes('.column').map(n => short(n.data('table')) + '.' + n.data('label')).sort()}; }""")
+
+
+def _click_table(page, frame, short: str) -> None:
+    pos = frame.evaluate("""(short) => { const v = window.columnLineage;
+      const t = [...v.index.tables.values()].find(t => t.label.endsWith('.' + short));
+      const n = v.cy.getElementById(t.id); v.cy.center(n);
+      const p = n.renderedPosition(), r = v.canvas.getBoundingClientRect(); return {x: r.left + p.x, y: r.top + p.y}; }""", short)
+    box = page.locator("iframe").bounding_box()
+    page.mouse.click(box["x"] + pos["x"], box["y"] + pos["y"])
+
+
+def _search(frame, text: str) -> None:
+    frame.locator("#cl-search").fill(text)
+    frame.locator("#cl-search").press("Enter")
+    frame.locator("#cl-selected").wait_for()
+
+
+def _listed(frame, direction: str) -> list[str]:
+    return frame.locator(f"#cl-{direction} li").evaluate_all("els => els.map(e => e.dataset.column)")
+
+
+def test_a_wide_run_starts_collapsed_and_a_table_opens_on_demand(server, page):
+    frame = _open_tab(page, _run_tab(server, SCALE, server["scale"]))
+    tables = ["dim_keys", "scale_t0", "scale_t1", "scale_t2", "scale_t3", "scale_t4"]
+    assert _nodes(frame) == {"collapsed": tables, "open": [], "columns": []}  # 501 columns: one node a table
+    label = frame.evaluate("() => window.columnLineage.cy.nodes('.collapsed').map(n => n.data('label'))"
+                           ".find(l => l.startsWith('scale_t2'))")
+    assert label == "scale_t2\n100 columns\nkey, c001, c002, …"
+    # Edges between collapsed tables say how many column edges they carry.
+    counts = frame.evaluate("() => window.columnLineage.cy.edges('.merged').map(e => e.data('label'))")
+    assert counts.count("100 columns") == 4
+    _click_table(page, frame, "scale_t2")
+    frame.locator("#cl-collapse").wait_for()
+    drawn = _nodes(frame)
+    assert drawn["open"] == ["scale_t2"] and len(drawn["collapsed"]) == 5
+    assert len(drawn["columns"]) == 100 and all(c.startswith("scale_t2.") for c in drawn["columns"])
+    frame.locator("#cl-collapse").click()
+    assert _nodes(frame)["columns"] == []
+
+
+def test_search_focuses_one_columns_path_with_depth_and_its_hops_named(server, page):
+    frame = _open_tab(page, _run_tab(server, SCALE, server["scale"]))
+    _search(frame, "scale_t2.c003")
+    assert frame.locator("#cl-selected").inner_text() == "scale_t2.c003"
+    # Only its path: one column in each table of the chain, every other table and column hidden, not faded.
+    drawn = _nodes(frame)
+    assert drawn["columns"] == [f"scale_t{i}.c003" for i in range(5)]
+    assert drawn["collapsed"] == [] and "dim_keys" not in drawn["open"]
+    assert frame.evaluate("() => window.columnLineage.open.has("
+                          "[...window.columnLineage.index.tables.values()].find(t => t.label.endsWith('.scale_t2')).id)")
+    frame.locator("#cl-depth-up").select_option("1")
+    frame.locator("#cl-depth-down").select_option("1")
+    assert _nodes(frame)["columns"] == ["scale_t1.c003", "scale_t2.c003", "scale_t3.c003"]
+    assert _listed(frame, "upstream") == ["spark_catalog.default.scale_t1.c003"]
+    assert _listed(frame, "downstream") == ["spark_catalog.default.scale_t3.c003"]
+    # Each hop names its expression, subtype and task, in the list and on the edge.
+    assert "transformation · in build_t3" in frame.locator("#cl-downstream").inner_text()
+    assert "coalesce(s.c003, d.fallback)" in frame.locator("#cl-downstream").inner_text()
+    edge = frame.evaluate("""() => { const v = window.columnLineage;
+      return v.cy.edges('.direct').filter(e => e.target().data('label') === 'c003'
+        && v.index.tables.get(e.target().data('table')).label.endsWith('.scale_t3'))[0].id(); }""")
+    frame.evaluate("(id) => window.columnLineage.showEdge(id)", edge)
+    assert frame.locator("#cl-edge").inner_text() == "scale_t2.c003 → scale_t3.c003 (transformation)"
+    assert frame.locator("#cl-panel li").inner_text() == "transformation: coalesce(s.c003, d.fallback) — build_t3, statement 1"
+    frame.locator("#cl-clear").click()
+    assert _nodes(frame)["open"] == ["scale_t2"]  # the searched column's table stays open
+
+
+def test_a_join_key_lists_its_values_and_counts_what_the_join_reaches_apart(server, page):
+    frame = _open_tab(page, _run_tab(server, SCALE, server["scale"]))
+    assert not frame.locator("#cl-indirect").is_checked()  # off by default
+    _search(frame, "scale_t2.key")
+    assert _listed(frame, "downstream") == ["spark_catalog.default.scale_t3.key", "spark_catalog.default.scale_t4.key"]
+    # Through the join: every column of scale_t3 and scale_t4 (200), less the two keys listed already.
+    through = frame.locator("#cl-through-indirect-downstream")
+    assert through.get_attribute("data-count") == "198"
+    assert through.inner_text().startswith("and 198 through a join, filter or grouping key")
+    frame.locator("#cl-indirect").check()
+    assert frame.locator("#cl-through-indirect-downstream").count() == 0
+    downstream = _listed(frame, "downstream")
+    assert len(downstream) == 200
+    upstream = _listed(frame, "upstream")
+    assert "spark_catalog.default.dim_keys.key" in upstream
+    # The CSV holds the rows the panel shows.
+    with page.expect_download() as download:
+        frame.locator("#cl-export").click()
+    rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text())))
+    assert [f"{r['table']}.{r['column']}" for r in rows if r["direction"] == "downstream"] == downstream
+    assert [f"{r['table']}.{r['column']}" for r in rows if r["direction"] == "upstream"] == upstream
+    [row] = [r for r in rows if r["column"] == "c005" and r["table"].endswith("scale_t3")]
+    assert (row["distance"], row["via_subtypes"], row["tasks"], row["via_columns"]) == ("1", "JOIN", "build_t3",
+                                                                                         "scale_t2.key")
+
+
+def test_the_changes_view_colours_what_the_second_run_changed(server, page):
+    first, second = server["changes"]
+    frame = _open_tab(page, _task_tab(server, "build_orders", first, dag_id=CHANGES))
+    assert frame.locator("#cl-changes").is_disabled()  # the first run has nothing to compare with
+    frame = _open_tab(page, _task_tab(server, "build_orders", second, dag_id=CHANGES))
+    frame.locator("#cl-changes").check()
+    edges = frame.evaluate("""() => window.columnLineage.cy.edges('.direct').map(e => [
+      e.source().data('label') + '->' + e.target().data('label'),
+      ['change-added', 'change-changed'].find(c => e.hasClass(c)) || null, e.style('line-color')])""")
+    marks = {name: change for name, change, _ in edges}
+    assert marks == {"id->id": None, "amount->amount": "change-changed", "amount->total": "change-changed",
+                     "tax->total": "change-added"}
+    colours = {change: colour for _, change, colour in edges}
+    assert colours["change-added"] == "rgb(47,133,90)" and colours["change-changed"] == "rgb(214,158,46)"
+    lost = frame.evaluate("() => window.columnLineage.cy.nodes('.column.lost').map(n => n.data('label'))")
+    assert lost == ["discount"]
+    lines = frame.locator("#cl-changes-panel li").evaluate_all("els => els.map(e => e.textContent)")
+    assert lines[0] == "! spark_catalog.default.orders_clean.discount lost all its sources"
+    assert f"compared with {first}" in frame.locator("#cl-changes-panel").inner_text()
+    # One diff: the CLI prints the same lines for the task's two runs.
+    cli = subprocess.run([venv_bin("airflow-lineage"), "diff", "--dag-id", CHANGES, "--task-id", "build_orders"],
+                         capture_output=True, text=True, timeout=120, env=os.environ)
+    assert cli.returncode == 1, cli.stderr
+    assert cli.stdout.splitlines() == [f"column lineage: {first} -> {second}", *lines]
+    # The edge panel says what it was.
+    frame.evaluate("""() => { const v = window.columnLineage;
+      v.showEdge(v.cy.edges('.change-changed').filter(e => e.target().data('label') === 'amount')[0].id()); }""")
+    assert "was transformation: amount * 100" in frame.locator("#cl-panel li").inner_text()
+    # The unchanged task of the same run says so.
+    frame = _open_tab(page, _task_tab(server, "build_report", second, dag_id=CHANGES))
+    frame.locator("#cl-changes").check()
+    assert frame.locator("#cl-changes-panel li").count() == 0
+    assert "no change in the column lineage" in frame.locator("#cl-changes-panel").inner_text()

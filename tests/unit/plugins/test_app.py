@@ -58,8 +58,12 @@ def client(monkeypatch):
 
     monkeypatch.setattr(app_module, "read_lineage", read_lineage)
     monkeypatch.setattr(app_module, "check_exists", lambda dag_id, run_id, task_id=None: None)  # no metadata DB
+    monkeypatch.setattr(app_module, "read_changes", lambda dag_id, run_id, tasks: {})
+    c_version = {"v": 0}
+    monkeypatch.setattr(app_module, "lineage_version", lambda *key: (key, c_version["v"]))
+    monkeypatch.setattr(app_module, "_cache", app_module._GraphCache())
     c = TestClient(app_module.create_app())
-    c.manager, c.reads = manager, reads
+    c.manager, c.reads, c.version = manager, reads, c_version
     return c
 
 
@@ -88,14 +92,19 @@ def test_api_for_a_user_the_auth_manager_denies_is_403(client):
         ("GET", DagAccessEntity.XCOM, "secret_dag")}
 
 
-def test_api_with_the_ui_cookie_returns_documents_and_graph(client):
+def test_api_with_the_ui_cookie_returns_the_graph_and_no_document_twice(client):
     client.cookies.set("_token", "good")
     r = client.get(f"/api/dags/d/runs/{RUN}/tasks/t", params={"map_index": "{MAP_INDEX}"})
     assert r.status_code == 200
     body = r.json()
     assert client.reads == [("d", RUN, "t", None)]  # the literal placeholder: every map index
-    assert body["documents"][0]["lineage"]["format"] == "airflow-lineage/1"
+    assert r.headers["content-type"] == "application/json"
+    assert set(body) == {"dag_id", "run_id", "task_id", "map_index", "graph", "problems"}
     assert body["graph"]["tables"][0]["columns"] == ["one"]
+    # What the side panel shows of each statement comes with the graph.
+    [statement] = body["graph"]["tasks"][0]["statements"]
+    assert {k: statement[k] for k in ("sql", "method", "confidence", "warnings")} == {
+        "sql": "SELECT 1", "method": "plan", "confidence": 1.0, "warnings": []}
     client.get(f"/api/dags/d/runs/{RUN}/tasks/t", params={"map_index": "3"})
     assert client.reads[-1] == ("d", RUN, "t", 3)
 
@@ -173,3 +182,15 @@ def test_an_invalid_sign_in_is_called_invalid_not_a_missing_permission(client):
     assert r.status_code == 403
     assert "Your sign-in is not valid (it may have expired): sign in to Airflow again." in r.text
     assert "You may not read" not in r.text
+
+
+def test_a_runs_graph_is_built_once_while_its_lineage_is_the_same(client):
+    client.cookies.set("_token", "good")
+    first = client.get(f"/api/dags/d/runs/{RUN}")
+    assert client.get(f"/api/dags/d/runs/{RUN}").content == first.content
+    assert client.reads == [("d", RUN, None, None)]
+    client.version["v"] += 1  # a task re-ran: a new XCom, a new version
+    assert client.get(f"/api/dags/d/runs/{RUN}").status_code == 200
+    assert len(client.reads) == 2
+    client.manager.allow = False  # a cached graph is still behind the authorization check
+    assert client.get(f"/api/dags/d/runs/{RUN}").status_code == 403

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
 from airflow_lineage_provider.lineage.model import (
     AGGREGATION,
     DIRECT,
@@ -204,4 +211,87 @@ def test_task_summaries_carry_each_statements_agreement():
 
 
 def test_no_documents_is_an_empty_graph():
-    assert build_graph([]) == {"tables": [], "edges": [], "indirect": [], "table_edges": [], "tasks": []}
+    assert build_graph([]) == {"tables": [], "edges": [], "indirect": [], "table_edges": [], "tasks": [], "changes": []}
+
+
+def chain(n: int) -> list[TaskLineage]:
+    """t0 -> t1 -> ... -> tn, one column each, and t{i-1}.k a join key of every statement."""
+    return [task(f"w{i}", stmt(0, ds(f"t{i}"), (ds(f"t{i - 1}"),),
+                               {"a": [col(T + f"t{i - 1}", "a", TRANSFORMATION, f"a + {i}")], "k": [col(T + f"t{i - 1}", "k")]},
+                               indirect=(ColumnInput(T + f"t{i - 1}", "k", INDIRECT, JOIN),)))
+            for i in range(1, n + 1)]
+
+
+def test_impact_depth_stops_that_many_hops_out():
+    g = build_graph(chain(4))
+    ids = {t["label"]: t["id"] for t in g["tables"]}
+    for depth, expected in ((1, {(ids[T + "t1"], "a", 1)}), (2, {(ids[T + "t1"], "a", 1), (ids[T + "t2"], "a", 2)})):
+        assert set(impact(g, ids[T + "t0"], "a", depth=depth)["downstream"]) == expected
+    assert len(impact(g, ids[T + "t0"], "a")["downstream"]) == 4
+    assert {(c, d) for _, c, d in impact(g, ids[T + "t3"], "a", depth=1)["upstream"]} == {("a", 1)}
+
+
+def test_what_only_a_join_key_reaches_is_counted_apart():
+    from airflow_lineage_provider.plugins.graph import through_indirect
+
+    g = build_graph(chain(3))
+    ids = {t["label"]: t["id"] for t in g["tables"]}
+    # By value, t0.k reaches t1.k, t2.k, t3.k; as a join key also every a downstream of it.
+    assert len(impact(g, ids[T + "t0"], "k")["downstream"]) == 3
+    assert through_indirect(g, ids[T + "t0"], "k") == {"upstream": 0, "downstream": 3}
+    assert through_indirect(g, ids[T + "t0"], "k", depth=1) == {"upstream": 0, "downstream": 1}
+
+
+def test_changes_mark_the_edges_diff_found_and_place_a_lost_column():
+    from airflow_lineage_provider.lineage.diff import diff
+    from airflow_lineage_provider.plugins.graph import TaskChanges
+
+    old = task("t", stmt(0, ds("out"), (ds("src"),), {
+        "a": [col(T + "src", "a")], "b": [col(T + "src", "b", TRANSFORMATION, "upper(b)")], "c": [col(T + "src", "c")]}))
+    new = task("t", stmt(0, ds("out"), (ds("src"),), {
+        "a": [col(T + "src", "a"), col(T + "src", "z", TRANSFORMATION, "a || z")],
+        "b": [col(T + "src", "b", AGGREGATION, "max(b)")], "c": []}))
+    d = diff(old.report, new.report)
+    g = build_graph([new], {("t", -1): TaskChanges("manual__1", d)})
+    marks = {(e["source_column"], e["target_column"]): e.get("change") for e in g["edges"]}
+    assert marks == {("a", "a"): None, ("z", "a"): "added", ("b", "b"): "changed"}
+    [changed] = [e for e in g["edges"] if e.get("change") == "changed"]
+    assert changed["steps"][0]["previous"] == {"subtype": TRANSFORMATION, "expression": "upper(b)"}
+    [summary] = g["changes"]
+    assert summary["previous_run_id"] == "manual__1" and summary["lines"] == d.lines()
+    assert summary["lost"] == [{"target": T + "out", "column": "c", "table": table_by_label(g, T + "out")["id"]}]
+    assert [e["kind"] for e in summary["edges"]] == ["added", "changed", "removed"]
+    assert build_graph([new])["changes"] == []
+
+
+UI = Path(__file__).resolve().parents[3] / "airflow_lineage_provider" / "plugins" / "ui"
+
+
+@pytest.mark.skipif(not (UI / "node_modules").is_dir() or not shutil.which("node"),
+                    reason="needs `npm ci` in airflow_lineage_provider/plugins/ui")
+def test_the_page_walks_as_impact_does():
+    """One definition of the walk: lineage.js, which the page runs on a click, gives what impact() gives
+    on the same graphs, at every depth, with and without indirect inputs."""
+    graphs = [build_graph([SEED]), build_graph(chain(4)),
+              build_graph([SEED, task("loop", stmt(0, ds("t"), (ds("t"),), {"a": [col(T + "t", "a")]}))])]
+    cases = [(gi, t["id"], c, ind, depth) for gi, g in enumerate(graphs) for t in g["tables"] for c in t["columns"]
+             for ind in (False, True) for depth in (1, 2, None)]
+    script = """
+      import { indexGraph, impact } from "./src/lineage.js";
+      import { readFileSync } from "node:fs";
+      const { graphs, cases } = JSON.parse(readFileSync(0, "utf8"));
+      const indexes = graphs.map(indexGraph);
+      const out = cases.map(([gi, table, column, indirect, depth]) => {
+        const idx = indexes[gi];
+        const r = impact(idx, idx.col(table, column), { indirect, depth });
+        const side = (m) => [...m].map(([id, info]) => [idx.columns.get(id).table, idx.columns.get(id).name, info.distance]);
+        return { upstream: side(r.upstream), downstream: side(r.downstream) };
+      });
+      process.stdout.write(JSON.stringify(out));
+    """
+    proc = subprocess.run(["node", "--input-type=module", "-e", script], cwd=UI, check=True, capture_output=True,
+                          text=True, input=json.dumps({"graphs": graphs, "cases": cases}))
+    for (gi, table, column, ind, depth), page in zip(cases, json.loads(proc.stdout), strict=True):
+        python = impact(graphs[gi], table, column, indirect=ind, depth=depth)
+        for side in ("upstream", "downstream"):
+            assert sorted(map(tuple, page[side])) == sorted(python[side]), (gi, table, column, ind, depth, side)

@@ -52,3 +52,11 @@ def test_committed_bundle_is_built_from_the_sources(tmp_path):
     for name in ASSETS:
         assert (tmp_path / name).read_bytes() == (STATIC_DIR / name).read_bytes(), \
             f"{name} is stale: run `npm run build` in {UI}"
+
+
+@pytest.mark.skipif(not (UI / "node_modules").is_dir() or not shutil.which("node"),
+                    reason="needs `npm ci` in airflow_lineage_provider/plugins/ui")
+def test_the_pages_logic_passes_its_node_tests():
+    """ui/test/: edge projection onto collapsed tables, the layout of tall tables, labels, the CSV."""
+    proc = subprocess.run(["node", "--test", "test/"], cwd=UI, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]

@@ -42,17 +42,16 @@ export function indexGraph(graph) {
   return { graph, tables, columns, col, direct, indirect };
 }
 
-/**
- * Every column upstream and downstream of one column (breadth first, so `distance` is the
- * fewest hops), and the edges on those paths. With `indirect`, an indirect input reaches
- * every column its statement writes.
- */
-export function impact(index, columnId, { indirect = false } = {}) {
+/** Adjacency lists of the column graph, built once per graph and per "indirect" setting. */
+function adjacency(index, indirect) {
+  const key = indirect ? "adjIndirect" : "adjDirect";
+  if (index[key]) return index[key];
   const down = new Map();
   const up = new Map();
   const link = (map, a, b, edgeId) => {
-    if (!map.has(a)) map.set(a, []);
-    map.get(a).push({ other: b, edgeId });
+    let list = map.get(a);
+    if (!list) map.set(a, (list = []));
+    list.push({ other: b, edgeId });
   };
   for (const e of index.direct) {
     link(down, e.from, e.to, e.id);
@@ -66,20 +65,36 @@ export function impact(index, columnId, { indirect = false } = {}) {
       }
     }
   }
+  index[key] = { down, up };
+  return index[key];
+}
+
+/**
+ * Every column upstream and downstream of one column, and the edges on those paths: the walk
+ * plugins/graph.py's impact() defines (test_graph.py runs both on the same graphs). Breadth first,
+ * so `distance` is the fewest hops; `depth` stops it that many hops out (null: all); with
+ * `indirect`, an indirect input reaches every column its statement writes.
+ */
+export function impact(index, columnId, { indirect = false, depth = null } = {}) {
+  const { down, up } = adjacency(index, indirect);
   const edges = new Set();
-  const walk = (adjacency) => {
+  const walk = (adj) => {
     const seen = new Map([[columnId, { distance: 0, via: [] }]]);
     let frontier = [columnId];
-    while (frontier.length) {
+    let hops = 0;
+    while (frontier.length && (depth === null || depth === undefined || hops < depth)) {
+      hops += 1;
       const next = [];
       for (const node of frontier) {
-        for (const { other, edgeId } of adjacency.get(node) || []) {
-          edges.add(edgeId);
-          if (!seen.has(other)) {
-            seen.set(other, { distance: seen.get(node).distance + 1, via: [edgeId] });
+        for (const { other, edgeId } of adj.get(node) || []) {
+          edges.add(edgeId); // every edge walked, also one into a column reached otherwise: all of the path
+          const known = seen.get(other);
+          if (!known) {
+            seen.set(other, { distance: hops, via: [edgeId], from: [node] });
             next.push(other);
-          } else if (seen.get(other).distance === seen.get(node).distance + 1) {
-            seen.get(other).via.push(edgeId);
+          } else if (known.distance === hops) {
+            known.via.push(edgeId);
+            known.from.push(node);
           }
         }
       }
@@ -89,6 +104,13 @@ export function impact(index, columnId, { indirect = false } = {}) {
     return seen;
   };
   return { column: columnId, upstream: walk(up), downstream: walk(down), edges };
+}
+
+/** How many more columns the walk reaches through indirect inputs: graph.py's through_indirect(). */
+export function throughIndirect(index, columnId, { depth = null } = {}) {
+  const direct = impact(index, columnId, { depth });
+  const both = impact(index, columnId, { indirect: true, depth });
+  return { upstream: both.upstream.size - direct.upstream.size, downstream: both.downstream.size - direct.downstream.size };
 }
 
 /** Tables upstream and downstream of a table, through table-level edges. */
@@ -132,6 +154,10 @@ export function impactRows(index, result) {
     const subtypes = [...new Set(via.flatMap((e) => (e.type === "INDIRECT" ? e.subtypes : [e.subtype])))];
     const expressions = [...new Set(via.flatMap((e) => (e.steps || []).map((s) => s.expression).filter(Boolean)))];
     const tasks = [...new Set(via.flatMap((e) => (e.steps || []).map((s) => s.task_id)))];
+    const from = [...new Set((info.from || []).map((fid) => {
+      const f = index.columns.get(fid);
+      return `${shortName(index.tables.get(f.table).label)}.${f.name}`;
+    }))];
     rows.push({
       direction,
       distance: info.distance,
@@ -141,6 +167,7 @@ export function impactRows(index, result) {
       subtypes,
       expressions,
       tasks,
+      via: from,
     });
   };
   for (const [id, info] of result.upstream) describe("upstream", id, info);
@@ -159,11 +186,11 @@ export function csvCell(value) {
 
 export function impactCsv(report) {
   const header = ["selected_table", "selected_column", "direction", "distance", "table", "column",
-    "via_subtypes", "expressions", "tasks"];
+    "via_subtypes", "expressions", "tasks", "via_columns"];
   const lines = [header.join(",")];
   for (const r of report.rows) {
     lines.push([report.selected.table, report.selected.column, r.direction, r.distance, r.table, r.column,
-      r.subtypes.join(" "), r.expressions.join(" | "), r.tasks.join(" ")].map(csvCell).join(","));
+      r.subtypes.join(" "), r.expressions.join(" | "), r.tasks.join(" "), (r.via || []).join(" ")].map(csvCell).join(","));
   }
   return lines.join("\r\n") + "\r\n";
 }
@@ -189,32 +216,113 @@ export function tableHeight(table) {
   return HEADER_HEIGHT + Math.max(1, table.columns.length) * ROW_HEIGHT;
 }
 
+/** Above this many columns in a graph, tables start collapsed: a wall of rows helps no one. */
+export const COLLAPSE_THRESHOLD = 300;
+/** In a focused path, a table with more columns on the path than this stays collapsed until opened. */
+export const FOCUS_OPEN_LIMIT = 60;
+export const COLLAPSED_HEIGHT = 78;
+
 /**
- * Left-to-right positions of the tables (dagre, over table-level edges), and of each column
- * row inside its table. Returns centre points, as Cytoscape wants them.
+ * Left-to-right positions of the tables (dagre, over table-level edges; a few dozen nodes even for
+ * 10,000 columns), each as tall as `heightOf(table)` says. Returns centre points, as Cytoscape wants.
  */
-export function layout(index, { columns = true } = {}) {
+export function layoutTables(index, tableIds, heightOf, { ranksep = 130 } = {}) {
+  const CAP = 260; // a table of 500 open rows is laid out as this tall, then grows downwards
+  const nodesep = 40;
   const g = new dagre.graphlib.Graph();
-  g.setGraph({ rankdir: "LR", nodesep: 40, ranksep: columns ? 120 : 100, marginx: 20, marginy: 20 });
+  g.setGraph({ rankdir: "LR", nodesep, ranksep, marginx: 20, marginy: 20 });
   g.setDefaultEdgeLabel(() => ({}));
-  for (const t of index.tables.values()) {
-    g.setNode(t.id, { width: TABLE_WIDTH, height: columns ? tableHeight(t) : 56 });
+  const heights = new Map();
+  for (const id of tableIds) {
+    heights.set(id, heightOf(index.tables.get(id)));
+    g.setNode(id, { width: TABLE_WIDTH, height: Math.min(CAP, heights.get(id)) });
   }
   for (const e of index.graph.table_edges) {
-    if (e.source !== e.target) g.setEdge(e.source, e.target);
+    if (e.source !== e.target && tableIds.has(e.source) && tableIds.has(e.target)) g.setEdge(e.source, e.target);
   }
   dagre.layout(g);
-  const tables = new Map();
-  const rows = new Map();
-  for (const t of index.tables.values()) {
-    const n = g.node(t.id);
-    tables.set(t.id, { x: n.x, y: n.y });
-    if (columns) {
-      const top = n.y - tableHeight(t) / 2 + HEADER_HEIGHT;
-      t.columns.forEach((name, i) => {
-        rows.set(index.col(t.id, name), { x: n.x, y: top + i * ROW_HEIGHT + ROW_HEIGHT / 2 });
-      });
+  // Tops stay where dagre put them, so the neighbours of a tall table face its first rows, not its
+  // middle thousands of pixels down; a table below a tall one in the same rank moves down to make room.
+  const ranks = new Map();
+  for (const id of tableIds) {
+    const n = g.node(id);
+    const key = Math.round(n.x);
+    if (!ranks.has(key)) ranks.set(key, []);
+    ranks.get(key).push({ id, x: n.x, top: n.y - Math.min(CAP, heights.get(id)) / 2 });
+  }
+  const out = new Map();
+  for (const nodes of ranks.values()) {
+    nodes.sort((a, b) => a.top - b.top);
+    let bottom = -Infinity;
+    for (const n of nodes) {
+      const top = Math.max(n.top, bottom + nodesep);
+      out.set(n.id, { x: n.x, y: top + heights.get(n.id) / 2 });
+      bottom = top + heights.get(n.id);
     }
   }
-  return { tables, rows };
+  return out;
+}
+
+/** Left-to-right positions of every table at the table level. */
+export function layout(index) {
+  return { tables: layoutTables(index, new Set(index.tables.keys()), () => 56) };
+}
+
+/** Columns that have an edge of any kind: "columns with lineage only" keeps these. */
+export function columnsWithLineage(index) {
+  if (index.withLineage) return index.withLineage;
+  const out = new Set();
+  for (const e of index.direct) {
+    out.add(e.from);
+    out.add(e.to);
+  }
+  for (const e of index.indirect) {
+    out.add(e.from);
+    for (const to of e.to) out.add(to);
+  }
+  index.withLineage = out;
+  return out;
+}
+
+const CHANGE_RANK = { added: 2, changed: 1 };
+
+/**
+ * The column edges as drawn: an edge whose two columns are drawn stays itself; otherwise its ends
+ * become what stands for them (their tables, with `tableOf`; else what `endOf` says) and edges with
+ * the same ends are one edge that says how many column edges it carries, its subtype the strongest,
+ * its change the newest. `endOf(columnId)` is the drawn end of a column, null when it is hidden.
+ */
+export function projectEdges(edges, endOf, { tableOf = null } = {}) {
+  const single = [];
+  const merged = new Map();
+  for (const e of edges) {
+    let from = endOf(e.from);
+    let to = endOf(e.to);
+    if (from === null || to === null) continue;
+    if (from === e.from && to === e.to) {
+      single.push(e);
+      continue;
+    }
+    // One end collapsed: the edge joins the two tables (a fan of 500 lines into one box reads as nothing).
+    if (tableOf) {
+      from = tableOf(e.from);
+      to = tableOf(e.to);
+    }
+    if (from === to) continue; // inside one collapsed table
+    const key = `${from}\u0000${to}`;
+    let m = merged.get(key);
+    if (!m) merged.set(key, (m = { id: `m${merged.size}`, from, to, members: [], subtype: "IDENTITY", change: null }));
+    m.members.push(e.id);
+    if (e.subtype && (e.subtype === "AGGREGATION" || (e.subtype === "TRANSFORMATION" && m.subtype === "IDENTITY"))) m.subtype = e.subtype;
+    if (e.change && (CHANGE_RANK[e.change] || 0) > (CHANGE_RANK[m.change] || 0)) m.change = e.change;
+  }
+  return { single, merged: [...merged.values()] };
+}
+
+/** What a collapsed table shows: its name, how many columns, and the first few. */
+export function collapsedLabel(table, columns, { onPath = false } = {}) {
+  const few = columns.slice(0, 3).join(", ");
+  const count = onPath ? `${columns.length} of ${table.columns.length} columns on the path`
+    : `${columns.length} column${columns.length === 1 ? "" : "s"}`;
+  return `${shortName(table.label)}\n${count}\n${few}${columns.length > 3 ? ", …" : ""}`;
 }

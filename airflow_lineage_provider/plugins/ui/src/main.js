@@ -3,11 +3,21 @@
 // canvas), never as HTML: a column called <img src=x onerror=...> shows as that text.
 import cytoscape from "cytoscape";
 import {
-  HEADER_HEIGHT, ROW_HEIGHT, TABLE_WIDTH, impact, impactCsv, impactRows, indexGraph, layout, searchColumns,
-  shortName, tableHeight, tableImpact,
+  COLLAPSE_THRESHOLD, COLLAPSED_HEIGHT, FOCUS_OPEN_LIMIT, HEADER_HEIGHT, ROW_HEIGHT, TABLE_WIDTH, collapsedLabel,
+  columnsWithLineage, impact, impactCsv, impactRows, indexGraph, layout, layoutTables, projectEdges, searchColumns,
+  shortName, tableImpact, throughIndirect,
 } from "./lineage.js";
 
 const COLORS = { IDENTITY: "#2b6cb0", TRANSFORMATION: "#c05621", AGGREGATION: "#6b46c1", INDIRECT: "#718096" };
+const CHANGE_COLORS = { added: "#2f855a", changed: "#d69e2e" };
+// The impact lists render this many rows at first; "show all" renders the rest (the CSV has them all).
+const LIST_LIMIT = 200;
+const DEPTHS = [["1", "1 hop"], ["2", "2 hops"], ["all", "all hops"]];
+
+/** After the browser has painted what Cytoscape drew (it draws on the next animation frame). */
+function afterPaint(fn) {
+  requestAnimationFrame(() => requestAnimationFrame(fn));
+}
 
 /** An element with text children only: strings become text nodes, never markup. */
 function el(tag, attrs = {}, ...children) {
@@ -35,7 +45,11 @@ class LineageView {
     this.root = root;
     this.opts = { ...root.dataset };
     this.level = "columns";
-    this.showIndirect = true;
+    this.showIndirect = false; // join/filter/group keys: counted apart, one switch to include them
+    this.lineageOnly = false;
+    this.showChanges = false;
+    this.depth = { upstream: null, downstream: null };
+    this.open = new Set(); // tables drawn with their columns
     this.selected = null; // {kind: "column"|"table", id}
     this.report = null;
   }
@@ -61,16 +75,38 @@ class LineageView {
       this.showMessage("error", `The lineage API answered ${response.status}.`, await response.text());
       return;
     }
+    const fetched = performance.now();
     this.data = await response.json();
+    const parsed = performance.now();
     this.index = indexGraph(this.data.graph);
     this.root.dataset.state = "loaded";
     if (!this.data.graph.tables.length) {
       this.renderEmpty();
       return;
     }
+    this.large = this.index.columns.size > COLLAPSE_THRESHOLD;
+    if (!this.large) for (const id of this.index.tables.keys()) this.open.add(id);
+    this.lineageOnly = this.large;
+    this.lineageBox.checked = this.lineageOnly;
+    this.changes = this.data.graph.changes || [];
+    this.changesBox.disabled = !this.changes.length;
+    this.changesBox.parentElement.title = this.changes.length
+      ? "colour what changed since each task's previous successful run"
+      : "no task here has an earlier successful run with lineage to compare with";
+    const indexed = performance.now();
     this.renderGraph();
+    const drawn = performance.now();
     this.renderOverview();
-    this.root.dataset.state = "ready";
+    const panel = performance.now();
+    // Ready once the graph is on screen: the tests and bench/ui_scale.py wait for this.
+    afterPaint(() => {
+      this.root.dataset.state = "ready";
+      const ready = performance.now();
+      this.root.dataset.readyMs = String(Math.round(ready));
+      // Where the time went (ms since navigation start), for bench/ui_scale.py.
+      this.root.dataset.timings = JSON.stringify(Object.fromEntries(Object.entries({ fetched, parsed, indexed, drawn, panel, ready })
+        .map(([k, v]) => [k, Math.round(v)])));
+    });
   }
 
   // ---------- page frame ----------
@@ -88,7 +124,12 @@ class LineageView {
       type: "button", class: "cl-seg", "data-level": level, "aria-pressed": String(level === this.level),
       onclick: () => this.setLevel(level),
     }, level === "columns" ? "Columns" : "Tables"));
-    this.indirectBox = el("input", { type: "checkbox", id: "cl-indirect", checked: true, onchange: () => this.setIndirect() });
+    this.indirectBox = el("input", { type: "checkbox", id: "cl-indirect", onchange: () => this.setIndirect() });
+    this.lineageBox = el("input", { type: "checkbox", id: "cl-lineage-only", onchange: () => this.setLineageOnly() });
+    this.changesBox = el("input", { type: "checkbox", id: "cl-changes", disabled: true, onchange: () => this.setChanges() });
+    const depthSelect = (side) => el("select", { id: `cl-depth-${side === "upstream" ? "up" : "down"}`,
+      "aria-label": `${side} depth`, onchange: (ev) => this.setDepth(side, ev.target.value) },
+    ...DEPTHS.map(([v, text]) => el("option", { value: v, selected: v === "all" }, text)));
     this.exportButton = el("button", { type: "button", id: "cl-export", disabled: true, onclick: () => this.exportCsv() },
       "Export impact CSV");
     const toolbar = el("div", { class: "cl-toolbar" },
@@ -97,15 +138,24 @@ class LineageView {
       el("div", { class: "cl-controls" },
         el("div", { class: "cl-searchbox" }, this.search, this.results),
         el("div", { class: "cl-segmented", role: "group", "aria-label": "Level" }, ...this.levelButtons),
-        el("label", { class: "cl-check" }, this.indirectBox, " Indirect"),
+        el("label", { class: "cl-check", title: "follow join, filter, group and condition keys too" }, this.indirectBox, " Indirect"),
+        el("label", { class: "cl-check" }, this.lineageBox, " Columns with lineage only"),
+        el("label", { class: "cl-check" }, "Upstream ", depthSelect("upstream")),
+        el("label", { class: "cl-check" }, "Downstream ", depthSelect("downstream")),
+        el("label", { class: "cl-check" }, this.changesBox, " Changes"),
         el("button", { type: "button", onclick: () => this.cy && this.cy.fit(undefined, 30) }, "Fit"),
+        el("button", { type: "button", id: "cl-collapse-all", onclick: () => this.collapseAll() }, "Collapse all"),
         el("button", { type: "button", id: "cl-clear", onclick: () => this.clearSelection() }, "Clear"),
         this.exportButton));
+    this.changeKeys = el("span", { class: "cl-key", hidden: true },
+      el("span", { class: "cl-swatch cl-added" }), "added since last run",
+      el("span", { class: "cl-swatch cl-changed" }), "changed");
     const legend = el("div", { class: "cl-legend" },
       ...[["IDENTITY", "identity"], ["TRANSFORMATION", "transformation"], ["AGGREGATION", "aggregation"]].map(
         ([k, text]) => el("span", { class: "cl-key" }, el("span", { class: `cl-swatch cl-${k.toLowerCase()}` }), text)),
       el("span", { class: "cl-key" }, el("span", { class: "cl-swatch cl-indirect" }), "indirect (join, filter, group…)"),
-      el("span", { class: "cl-hint" }, "Click a column for its impact; hover an edge for its expression."));
+      this.changeKeys,
+      el("span", { class: "cl-hint" }, "Click a table to open it, a column to see only its path."));
     this.canvas = el("div", { id: "cl-graph", class: "cl-graph" });
     this.tooltip = el("div", { id: "cl-tooltip", class: "cl-tooltip", hidden: true, role: "tooltip" });
     this.panel = el("aside", { id: "cl-panel", class: "cl-panel", "aria-live": "polite" });
@@ -138,59 +188,195 @@ class LineageView {
     this.renderStatements();
   }
 
-  // ---------- the graph ----------
+  // ---------- what is drawn ----------
+  /** The focused path: the clicked column's impact, or null when no column is selected. */
+  path() {
+    if (!this.selected || this.selected.kind !== "column") return null;
+    if (!this.pathCache || this.pathCache.key !== this.pathKey()) {
+      const id = this.selected.id;
+      const up = impact(this.index, id, { indirect: this.showIndirect, depth: this.depth.upstream });
+      const down = impact(this.index, id, { indirect: this.showIndirect, depth: this.depth.downstream });
+      const result = { column: id, upstream: up.upstream, downstream: down.downstream, edges: new Set() };
+      // Only the edges of each side's own walk: an upstream edge walked downstream would leave the path.
+      for (const e of this.walkedEdges(up, "upstream")) result.edges.add(e);
+      for (const e of this.walkedEdges(down, "downstream")) result.edges.add(e);
+      this.pathCache = { key: this.pathKey(), result };
+    }
+    return this.pathCache.result;
+  }
+
+  pathKey() {
+    return `${this.selected.id}|${this.showIndirect}|${this.depth.upstream}|${this.depth.downstream}`;
+  }
+
+  walkedEdges(result, side) {
+    const keep = new Set([result.column, ...result[side].keys()]);
+    const edges = [];
+    for (const eid of result.edges) {
+      const e = this.edgeById(eid);
+      if (!e) continue;
+      const ends = e.type === "INDIRECT" ? [e.from, ...e.to] : [e.from, e.to];
+      if (ends.filter((x) => keep.has(x)).length >= 2) edges.push(eid);
+    }
+    return edges;
+  }
+
+  edgeById(id) {
+    if (!this.edgeIndex) this.edgeIndex = new Map([...this.index.direct, ...this.index.indirect].map((e) => [e.id, e]));
+    return this.edgeIndex.get(id);
+  }
+
+  /** The columns of a table that are drawn (when it is open) or summarised (when collapsed). */
+  columnsShown(t, path) {
+    const ids = t.columns.map((c) => this.index.col(t.id, c));
+    if (path) return ids.filter((id) => id === path.column || path.upstream.has(id) || path.downstream.has(id));
+    if (!this.lineageOnly) return ids;
+    const withLineage = columnsWithLineage(this.index);
+    return ids.filter((id) => withLineage.has(id));
+  }
+
+  isOpen(t, shown, path) {
+    if (this.open.has(t.id)) return true;
+    return Boolean(path) && shown.length <= FOCUS_OPEN_LIMIT;
+  }
+
   elements() {
     const idx = this.index;
-    const columns = this.level === "columns";
-    const pos = layout(idx, { columns });
-    const els = [];
+    if (this.level === "tables") return this.tableElements();
+    const path = this.path();
+    const shown = new Map(); // table id -> column ids shown
+    const opened = new Set();
     for (const t of idx.tables.values()) {
-      const p = pos.tables.get(t.id);
-      const h = columns ? tableHeight(t) : 56;
-      const label = columns ? shortName(t.label) : `${shortName(t.label)}\n${t.columns.length} columns`;
-      els.push({ group: "nodes", data: { id: t.id, kind: "table", label, full: t.label, h, result: t.kind === "result" },
-        position: { x: p.x, y: p.y },
-        classes: `table${t.kind === "result" ? " result" : ""}${columns ? "" : " level-tables"}` });
-      if (!columns) continue;
-      if (!t.columns.length) {
-        els.push({ group: "nodes", data: { id: `${t.id}-none`, kind: "note", label: "(no columns known)" },
-          position: { x: p.x, y: p.y - h / 2 + HEADER_HEIGHT + ROW_HEIGHT / 2 }, classes: "note" });
-      }
-      for (const name of t.columns) {
-        const id = idx.col(t.id, name);
-        els.push({ group: "nodes", data: { id, kind: "column", label: name, table: t.id }, position: pos.rows.get(id),
-          classes: "column" });
-      }
+      const cols = this.columnsShown(t, path);
+      if (path && !cols.length) continue; // off the focused path: hidden, not faded
+      shown.set(t.id, cols);
+      if (this.isOpen(t, cols, path)) opened.add(t.id);
     }
-    if (columns) {
-      for (const e of idx.direct) {
-        els.push({ group: "edges", data: { id: e.id, source: e.from, target: e.to, kind: "direct", subtype: e.subtype },
-          classes: `direct ${e.subtype.toLowerCase()}${e.masking ? " masking" : ""}` });
+    const height = (t) => (opened.has(t.id) ? HEADER_HEIGHT + Math.max(1, shown.get(t.id).length) * ROW_HEIGHT : COLLAPSED_HEIGHT);
+    const pos = layoutTables(idx, new Set(shown.keys()), height, { ranksep: path ? 70 : 130 });
+    const drawnColumn = new Set();
+    const els = [];
+    for (const [tid, cols] of shown) {
+      const t = idx.tables.get(tid);
+      const p = pos.get(tid);
+      const h = height(t);
+      const isOpen = opened.has(tid);
+      const label = isOpen ? shortName(t.label) : collapsedLabel(t, cols.map((id) => idx.columns.get(id).name), { onPath: Boolean(path) });
+      els.push({ group: "nodes", data: { id: tid, kind: "table", label, full: t.label, h, result: t.kind === "result" },
+        position: { x: p.x, y: p.y },
+        classes: `table${t.kind === "result" ? " result" : ""}${isOpen ? "" : " collapsed"}` });
+      if (!isOpen) continue;
+      if (!cols.length) {
+        els.push({ group: "nodes", data: { id: `${tid}-none`, kind: "note",
+          label: t.columns.length ? "(no column with lineage)" : "(no columns known)" },
+        position: { x: p.x, y: p.y - h / 2 + HEADER_HEIGHT + ROW_HEIGHT / 2 }, classes: "note" });
       }
+      const top = p.y - h / 2 + HEADER_HEIGHT;
+      cols.forEach((id, i) => {
+        drawnColumn.add(id);
+        let cls = "column";
+        if (path) cls += id === path.column ? " selected-column" : path.upstream.has(id) ? " upstream" : " downstream";
+        if (this.showChanges && this.lostColumns().has(id)) cls += " lost";
+        els.push({ group: "nodes", data: { id, kind: "column", label: idx.columns.get(id).name, table: tid },
+          position: { x: p.x, y: top + i * ROW_HEIGHT + ROW_HEIGHT / 2 }, classes: cls });
+      });
+    }
+    const endOf = (cid) => {
+      if (drawnColumn.has(cid)) return cid;
+      const c = idx.columns.get(cid);
+      if (!shown.has(c.table) || opened.has(c.table)) return null; // hidden, or a row left out of an open table
+      return c.table;
+    };
+    const onPath = (e) => !path || path.edges.has(e.id);
+    const changeClass = (change) => (this.showChanges && change ? ` change-${change}` : "");
+    const direct = projectEdges(idx.direct.filter(onPath), endOf, { tableOf: (cid) => idx.columns.get(cid).table });
+    for (const e of direct.single) {
+      els.push({ group: "edges", data: { id: e.id, source: e.from, target: e.to, kind: "direct", subtype: e.subtype },
+        classes: `direct ${e.subtype.toLowerCase()}${e.masking ? " masking" : ""}${changeClass(e.change)}${path ? " on-path" : ""}` });
+    }
+    // An edge into or out of an open table meets it at its header, where its neighbours face it.
+    const header = (tid, side) => (opened.has(tid)
+      ? `${side * TABLE_WIDTH / 2}px ${HEADER_HEIGHT / 2 - height(idx.tables.get(tid)) / 2}px` : "outside-to-node");
+    for (const m of direct.merged) {
+      const n = m.members.length;
+      els.push({ group: "edges", data: { id: `d${m.id}`, source: m.from, target: m.to, kind: "merged", members: m.members,
+        subtype: m.subtype, label: n === 1 ? "" : `${n} columns`, se: header(m.from, 1), te: header(m.to, -1) },
+      classes: `merged ${m.subtype.toLowerCase()}${changeClass(m.change)}` });
+    }
+    if (this.showIndirect) {
+      // A key's edge goes from the key (or its collapsed table) to the table its statement writes.
+      const merged = new Map();
       for (const e of idx.indirect) {
-        els.push({ group: "edges", data: { id: e.id, source: e.from, target: e.target, kind: "indirect" },
-          classes: "indirect" });
+        if (!onPath(e) || !shown.has(e.target)) continue;
+        let from = endOf(e.from);
+        if (from === null) continue;
+        if (from !== e.from) from = idx.columns.get(e.from).table;
+        if (from === e.target) continue;
+        if (from === e.from) {
+          els.push({ group: "edges", data: { id: e.id, source: from, target: e.target, kind: "indirect" },
+            classes: `indirect${changeClass(e.change)}` });
+          continue;
+        }
+        const key = `${from}\u0000${e.target}`;
+        if (!merged.has(key)) merged.set(key, { from, to: e.target, members: [], change: null });
+        const m = merged.get(key);
+        m.members.push(e.id);
+        m.change = m.change === "added" ? m.change : e.change || m.change;
       }
-    } else {
-      for (const e of idx.graph.table_edges) {
-        const onlyIndirect = e.columns === 0;
-        const label = e.columns ? `${e.columns} column${e.columns === 1 ? "" : "s"}` : "indirect";
-        els.push({ group: "edges", data: { id: e.id, source: e.source, target: e.target, kind: "table-edge", label,
-          subtype: e.subtype || "INDIRECT" },
-          classes: onlyIndirect ? "indirect table-edge" : `table-edge ${String(e.subtype).toLowerCase()}` });
+      let n = 0;
+      for (const m of merged.values()) {
+        els.push({ group: "edges", data: { id: `im${n++}`, source: m.from, target: m.to, kind: "merged", members: m.members,
+          label: `${m.members.length} key${m.members.length === 1 ? "" : "s"}`, se: header(m.from, 1), te: header(m.to, -1) },
+        classes: `indirect merged${changeClass(m.change)}` });
       }
     }
     return els;
   }
 
+  tableElements() {
+    const idx = this.index;
+    const pos = layout(idx);
+    const els = [];
+    for (const t of idx.tables.values()) {
+      const p = pos.tables.get(t.id);
+      els.push({ group: "nodes", data: { id: t.id, kind: "table", label: `${shortName(t.label)}\n${t.columns.length} columns`,
+        full: t.label, h: 56, result: t.kind === "result" }, position: { x: p.x, y: p.y },
+      classes: `table level-tables${t.kind === "result" ? " result" : ""}` });
+    }
+    for (const e of idx.graph.table_edges) {
+      const onlyIndirect = e.columns === 0;
+      const label = e.columns ? `${e.columns} column${e.columns === 1 ? "" : "s"}` : "indirect";
+      els.push({ group: "edges", data: { id: e.id, source: e.source, target: e.target, kind: "table-edge", label,
+        subtype: e.subtype || "INDIRECT" },
+      classes: onlyIndirect ? "indirect table-edge" : `table-edge ${String(e.subtype).toLowerCase()}` });
+    }
+    return els;
+  }
+
+  lostColumns() {
+    if (!this.lost) {
+      this.lost = new Set();
+      for (const task of this.changes || []) {
+        for (const l of task.lost) {
+          const id = l.table ? this.index.col(l.table, l.column) : null;
+          if (id) this.lost.add(id);
+        }
+      }
+    }
+    return this.lost;
+  }
+
   style() {
     const edgeColor = (k) => ({ "line-color": COLORS[k], "target-arrow-color": COLORS[k] });
+    const changeColor = (k) => ({ "line-color": CHANGE_COLORS[k], "target-arrow-color": CHANGE_COLORS[k], width: 4, "z-index": 25 });
     return [
       { selector: "node.table", style: {
         shape: "round-rectangle", width: TABLE_WIDTH, height: "data(h)", "background-color": "#f7fafc",
         "border-width": 1, "border-color": "#a0aec0", label: "data(label)", "font-size": 13, "font-weight": "bold",
         "text-wrap": "ellipsis", "text-max-width": TABLE_WIDTH - 16, "text-valign": "top", "text-halign": "center",
         "text-margin-y": HEADER_HEIGHT - 8, color: "#1a202c", "z-index": 1 } },
+      { selector: "node.table.collapsed", style: { "text-wrap": "wrap", "text-valign": "center", "text-margin-y": 0,
+        "font-weight": "normal", "font-size": 14, "line-height": 1.3, "background-color": "#edf2f7", "border-width": 2 } },
       { selector: "node.table.level-tables", style: { "text-wrap": "wrap", "text-valign": "center", "text-margin-y": 0 } },
       { selector: "node.table.result", style: { "background-color": "#fffbea", "border-style": "dashed" } },
       { selector: "node.column", style: {
@@ -207,12 +393,16 @@ class LineageView {
       { selector: "edge.transformation", style: edgeColor("TRANSFORMATION") },
       { selector: "edge.aggregation", style: { width: 3, ...edgeColor("AGGREGATION") } },
       { selector: "edge.indirect", style: { "line-style": "dashed", width: 1.5, ...edgeColor("INDIRECT"),
-        "source-endpoint": "50% 0%", "target-endpoint": "outside-to-node" } },
-      { selector: "edge.table-edge", style: { label: "data(label)", "font-size": 11, "text-background-color": "#ffffff",
-        "text-background-opacity": 1, "text-background-padding": 2, color: "#4a5568",
-        "source-endpoint": "outside-to-node", "target-endpoint": "outside-to-node" } },
+        "target-endpoint": "outside-to-node" } },
+      { selector: "edge.merged", style: { "curve-style": "straight" } },
+      { selector: "edge.merged, edge.table-edge", style: { label: "data(label)", "font-size": 11,
+        "text-background-color": "#ffffff", "text-background-opacity": 1, "text-background-padding": 2, color: "#4a5568",
+        "source-endpoint": "outside-to-node", "target-endpoint": "outside-to-node", width: 3 } },
+      { selector: "edge.merged", style: { "source-endpoint": "data(se)", "target-endpoint": "data(te)" } },
       { selector: "edge.masking", style: { "line-style": "dotted" } },
-      { selector: ".hidden-indirect", style: { display: "none" } },
+      { selector: "edge.change-added", style: changeColor("added") },
+      { selector: "edge.change-changed", style: changeColor("changed") },
+      { selector: "node.column.lost", style: { "background-color": "#fed7d7", "border-color": "#c53030", "border-width": 3 } },
       { selector: ".faded", style: { opacity: 0.18 } },
       { selector: "node.column.selected-column, node.table.selected-table", style: {
         "background-color": "#fefcbf", "border-color": "#b7791f", "border-width": 3 } },
@@ -224,25 +414,69 @@ class LineageView {
     ];
   }
 
-  renderGraph() {
+  /** Draw what the state says (level, open tables, focus, switches): only what is visible is built. */
+  renderGraph({ fit = true, center = null } = {}) {
     this.tooltip.hidden = true;
-    this.canvas.replaceChildren();
-    if (this.cy) this.cy.destroy();
-    this.cy = cytoscape({
-      container: this.canvas,
-      elements: this.elements(),
-      style: this.style(),
-      layout: { name: "preset", fit: true, padding: 30 },
-      autoungrabify: true,
-      boxSelectionEnabled: false,
-      wheelSensitivity: 0.3,
-      minZoom: 0.1,
-      maxZoom: 3,
-    });
-    this.applyIndirect();
+    const elements = this.elements();
+    if (!this.cy) {
+      this.canvas.replaceChildren();
+      this.cy = cytoscape({
+        container: this.canvas,
+        style: this.style(),
+        autoungrabify: true,
+        boxSelectionEnabled: false,
+        wheelSensitivity: 0.3,
+        minZoom: 0.05,
+        maxZoom: 3,
+        // Thousands of rows once a wide table is open: pan and zoom a snapshot, redraw when they stop.
+        textureOnViewport: this.large,
+        hideEdgesOnViewport: this.large,
+      });
+      this.bindEvents();
+    }
     const cy = this.cy;
-    cy.on("tap", "node.column", (ev) => this.selectColumn(ev.target.id()));
-    cy.on("tap", "node.table", (ev) => (this.level === "tables" ? this.selectTable(ev.target.id()) : this.showTable(ev.target.id())));
+    cy.batch(() => {
+      cy.elements().remove();
+      cy.add(elements);
+    });
+    if (fit && !center) {
+      cy.fit(undefined, 30);
+      if (cy.zoom() > 1.6) {
+        cy.zoom(1.6); // a two-table graph fills the canvas at a size that still looks like a page
+        cy.center();
+      }
+      // A fit that makes rows unreadable (an open table of hundreds of rows): show a part well instead.
+      if (cy.zoom() < 0.3) {
+        fit = false;
+        center = this.selected && this.selected.kind === "column" ? null : this.lastOpened;
+        if (!center) {
+          cy.zoom(0.9);
+          if (this.selected && this.selected.kind === "column") cy.center(cy.getElementById(this.selected.id));
+          else {
+            // A long chain: its start, readable, with the rest a pan away (the side panel lists every table).
+            const bb = cy.elements().boundingBox();
+            const first = cy.nodes(".table").min((n) => n.position("x")).ele;
+            cy.pan({ x: 30 - bb.x1 * 0.9, y: cy.height() / 2 - first.position("y") * 0.9 });
+          }
+        }
+      }
+    }
+    if (center && cy.getElementById(center).nonempty()) {
+      // An opened table may be thousands of rows tall: show its top at a readable size, not all of it.
+      const n = cy.getElementById(center);
+      const bb = n.boundingBox();
+      cy.zoom(Math.min(1, Math.max(0.4, cy.width() / (bb.w * 4))));
+      cy.pan({ x: cy.width() / 2 - n.position("x") * cy.zoom(), y: 40 - bb.y1 * cy.zoom() });
+    }
+    // For tests and scripting: the Cytoscape instance and the page's state.
+    window.columnLineage = this;
+    this.root.dataset.drawn = String(cy.elements().length);
+  }
+
+  bindEvents() {
+    const cy = this.cy;
+    cy.on("tap", "node.column", (ev) => this.timed(ev, () => this.selectColumn(ev.target.id())));
+    cy.on("tap", "node.table", (ev) => this.timed(ev, () => this.tapTable(ev.target.id())));
     cy.on("tap", "edge", (ev) => this.showEdge(ev.target.id()));
     cy.on("tap", (ev) => { if (ev.target === cy) this.clearSelection(); });
     cy.on("mouseover", "edge", (ev) => this.showTooltip(ev));
@@ -251,14 +485,46 @@ class LineageView {
     cy.on("mouseover", "node.table", (ev) => this.showTableTooltip(ev));
     cy.on("mousemove", "node.table", (ev) => this.moveTooltip(ev));
     cy.on("mouseout", "node.table", () => { this.tooltip.hidden = true; });
-    if (this.selected) {
-      const { kind, id } = this.selected;
-      if (kind === "column" && this.level === "columns") this.selectColumn(id);
-      else if (kind === "table" && this.level === "tables") this.selectTable(id);
-      else this.clearSelection();
+  }
+
+  /** Run a click's work and record how long until the answer is on screen (bench/ui_scale.py reads it). */
+  timed(ev, work) {
+    const start = ev.originalEvent && ev.originalEvent.timeStamp ? ev.originalEvent.timeStamp : performance.now();
+    work();
+    const n = Number(this.root.dataset.clicks || 0) + 1;
+    afterPaint(() => {
+      this.root.dataset.clickMs = String(Math.round(performance.now() - start));
+      this.root.dataset.clicks = String(n);
+    });
+  }
+
+  tapTable(id) {
+    if (this.level === "tables") {
+      this.selectTable(id);
+      return;
     }
-    // For tests and scripting: the Cytoscape instance and the page's state.
-    window.columnLineage = this;
+    const collapsed = this.cy.getElementById(id).hasClass("collapsed");
+    if (collapsed) this.openTable(id);
+    else this.showTable(id);
+  }
+
+  openTable(id, { show = true } = {}) {
+    this.open.add(id);
+    this.lastOpened = id;
+    this.renderGraph({ fit: false, center: id });
+    if (show) this.showTable(id);
+  }
+
+  closeTable(id) {
+    this.open.delete(id);
+    this.renderGraph({ fit: false });
+    if (!this.selected) this.renderOverview();
+  }
+
+  collapseAll() {
+    this.open.clear();
+    this.renderGraph();
+    if (!this.selected) this.renderOverview();
   }
 
   setLevel(level) {
@@ -271,62 +537,65 @@ class LineageView {
       this.selected = null;
     }
     this.renderGraph();
-    if (!this.selected) this.renderOverview();
+    if (this.selected && this.selected.kind === "table") this.selectTable(this.selected.id);
+    else if (!this.selected) this.renderOverview();
   }
 
   setIndirect() {
     this.showIndirect = this.indirectBox.checked;
-    this.applyIndirect();
+    this.refresh();
+  }
+
+  setLineageOnly() {
+    this.lineageOnly = this.lineageBox.checked;
+    this.refresh();
+  }
+
+  setDepth(side, value) {
+    this.depth[side] = value === "all" ? null : Number(value);
+    this.refresh();
+  }
+
+  setChanges() {
+    this.showChanges = this.changesBox.checked;
+    this.changeKeys.hidden = !this.showChanges;
+    if (this.showChanges) {
+      // Open the tables a change touches, so its edges are drawn one by one.
+      for (const e of this.index.direct) if (e.change) { this.open.add(e.source); this.open.add(e.target); }
+      for (const id of this.lostColumns()) this.open.add(this.index.columns.get(id).table);
+    }
+    this.refresh();
+  }
+
+  refresh() {
     if (this.selected && this.selected.kind === "column") this.selectColumn(this.selected.id);
+    else {
+      this.renderGraph();
+      if (this.selected && this.selected.kind === "table") this.selectTable(this.selected.id);
+      else this.renderOverview();
+    }
   }
 
-  applyIndirect() {
-    this.cy.edges(".indirect").toggleClass("hidden-indirect", !this.showIndirect);
-  }
-
-  // ---------- selection and impact ----------
+  // ---------- selection and focus ----------
   clearSelection() {
     this.selected = null;
     this.report = null;
     this.exportButton.disabled = true;
-    if (this.cy) this.cy.elements().removeClass("faded upstream downstream selected-column selected-table on-path");
+    if (this.cy) this.renderGraph();
     this.renderOverview();
   }
 
   selectColumn(id) {
-    if (this.level !== "columns") this.setLevel("columns");
-    const cy = this.cy;
-    const result = impact(this.index, id, { indirect: this.showIndirect });
+    if (this.level !== "columns") {
+      this.level = "columns";
+      for (const b of this.levelButtons) b.setAttribute("aria-pressed", String(b.dataset.level === "columns"));
+    }
     this.selected = { kind: "column", id };
-    cy.batch(() => {
-      cy.elements().removeClass("faded upstream downstream selected-column selected-table on-path match");
-      cy.elements().addClass("faded");
-      const keep = (ele) => ele.removeClass("faded");
-      const node = cy.getElementById(id);
-      node.addClass("selected-column");
-      keep(node);
-      keep(cy.getElementById(node.data("table")));
-      for (const [cid] of result.upstream) {
-        const n = cy.getElementById(cid);
-        n.addClass("upstream");
-        keep(n);
-        keep(cy.getElementById(n.data("table")));
-      }
-      for (const [cid] of result.downstream) {
-        const n = cy.getElementById(cid);
-        n.addClass("downstream");
-        keep(n);
-        keep(cy.getElementById(n.data("table")));
-      }
-      for (const eid of result.edges) {
-        const e = cy.getElementById(eid);
-        e.addClass("on-path");
-        keep(e);
-      }
-    });
+    const result = this.path();
+    this.renderGraph();
     this.report = impactRows(this.index, result);
     this.exportButton.disabled = false;
-    this.renderImpact();
+    this.renderImpact(result);
   }
 
   selectTable(id) {
@@ -363,25 +632,46 @@ class LineageView {
     return el("dl", { class: "cl-facts" },
       el("dt", {}, "Dataset"), el("dd", {}, t.namespace ? `${t.namespace}  ${t.name}` : t.kind === "result" ? "result of a query, not stored" : "—"),
       el("dt", {}, "Written by"), el("dd", {}, refs(t.writers)),
-      el("dt", {}, "Read by"), el("dd", {}, refs(t.readers)));
+      el("dt", {}, "Read by"), el("dd", {}, refs(t.readers)),
+      el("dt", {}, "Columns"), el("dd", {}, String(t.columns.length)));
   }
 
-  renderImpact() {
+  renderImpact(result) {
     const { selected, rows } = this.report;
+    // Counted within each side's own depth, as the list above it is.
+    const extra = this.showIndirect ? null : {
+      upstream: throughIndirect(this.index, result.column, { depth: this.depth.upstream }).upstream,
+      downstream: throughIndirect(this.index, result.column, { depth: this.depth.downstream }).downstream,
+    };
+    const depthText = (side) => (this.depth[side] === null ? "" : ` within ${this.depth[side]} hop${this.depth[side] === 1 ? "" : "s"}`);
     const section = (direction, title) => {
       const mine = rows.filter((r) => r.direction === direction);
-      if (!mine.length) return [el("h4", {}, title), el("p", { class: "cl-muted" }, "none")];
-      return [el("h4", {}, `${title} (${mine.length})`), el("ul", { class: "cl-list cl-impact", id: `cl-${direction}` },
-        ...mine.map((r) => el("li", { "data-column": `${r.table}.${r.column}`, "data-direction": direction },
-          el("button", { type: "button", class: "cl-colbtn", onclick: () => this.focusColumn(r.id) },
-            `${shortName(r.table)}.${r.column}`),
-          el("span", { class: "cl-meta" }, ` ${r.distance} hop${r.distance === 1 ? "" : "s"} · ${r.subtypes.join(", ").toLowerCase()}`
-            + (this.opts.view === "dag_run" && r.tasks.length ? ` · in ${r.tasks.join(", ")}` : "")),
-          r.expressions.length ? el("code", { class: "cl-expr" }, r.expressions.join(" | ")) : null)))];
+      const out = [el("h4", {}, mine.length ? `${title} (${mine.length}${depthText(direction)})` : title)];
+      if (!mine.length) out.push(el("p", { class: "cl-muted" }, "none"));
+      else {
+        const listEl = el("ul", { class: "cl-list cl-impact", id: `cl-${direction}` });
+        const add = (from, to) => listEl.append(...mine.slice(from, to).map((r) => this.impactItem(r, direction)));
+        add(0, LIST_LIMIT);
+        out.push(listEl);
+        if (mine.length > LIST_LIMIT) {
+          const more = el("button", { type: "button", class: "cl-more", id: `cl-more-${direction}`, onclick: () => {
+            add(LIST_LIMIT, mine.length);
+            more.remove();
+          } }, `show all ${mine.length} (the CSV has them all)`);
+          out.push(more);
+        }
+      }
+      if (extra && extra[direction]) {
+        out.push(el("p", { class: "cl-through-indirect", id: `cl-through-indirect-${direction}`,
+          "data-count": String(extra[direction]) },
+        `and ${extra[direction].toLocaleString("en")} through a join, filter or grouping key: tick Indirect to include them`));
+      }
+      return out;
     };
     this.panel.replaceChildren(
       el("h3", { id: "cl-selected" }, `${shortName(selected.table)}.${selected.column}`),
       el("p", { class: "cl-muted" }, selected.table),
+      el("p", { class: "cl-muted" }, "Only this column's path is drawn; Clear shows everything again."),
       ...section("upstream", "Upstream: where it comes from"),
       ...section("downstream", "Downstream: what changes if it changes"),
       el("p", { class: "cl-muted" }, this.showIndirect
@@ -389,23 +679,48 @@ class LineageView {
         : "Only direct (value) edges are followed: tick Indirect to include joins, filters and grouping."));
   }
 
+  impactItem(r, direction) {
+    return el("li", { "data-column": `${r.table}.${r.column}`, "data-direction": direction },
+      el("button", { type: "button", class: "cl-colbtn", onclick: () => this.focusColumn(r.id) },
+        `${shortName(r.table)}.${r.column}`),
+      el("span", { class: "cl-meta" }, ` ${r.distance} hop${r.distance === 1 ? "" : "s"} · ${r.subtypes.join(", ").toLowerCase()}`
+        + (r.tasks.length ? ` · in ${r.tasks.join(", ")}` : "")
+        + (r.via.length ? ` · ${direction === "upstream" ? "feeds" : "from"} ${r.via.join(", ")}` : "")),
+      r.expressions.length ? el("code", { class: "cl-expr" }, r.expressions.join(" | ")) : null);
+  }
+
   focusColumn(id) {
     this.selectColumn(id);
-    this.cy.animate({ center: { eles: this.cy.getElementById(id) }, duration: 200 });
+    const node = this.cy.getElementById(id);
+    if (node.nonempty()) this.cy.center(node);
   }
 
   showTable(id) {
     const t = this.index.tables.get(id);
+    const cols = this.columnsShown(t, null).map((cid) => this.index.columns.get(cid).name);
     this.panel.replaceChildren(el("h3", {}, t.label), this.tableFacts(t),
-      el("h4", {}, "Columns"),
-      el("ul", { class: "cl-list" }, ...t.columns.map((c) => el("li", {},
+      this.open.has(id) ? el("button", { type: "button", id: "cl-collapse", onclick: () => this.closeTable(id) }, "Collapse this table")
+        : el("button", { type: "button", id: "cl-expand", onclick: () => this.openTable(id) }, "Open this table"),
+      el("h4", {}, `Columns (${cols.length})`),
+      el("ul", { class: "cl-list" }, ...cols.map((c) => el("li", {},
         el("button", { type: "button", class: "cl-colbtn", onclick: () => this.focusColumn(this.index.col(id, c)) }, c)))));
   }
 
   // ---------- edges: tooltip and details ----------
   edgeLines(id) {
     const idx = this.index;
-    const e = [...idx.direct, ...idx.indirect].find((x) => x.id === id);
+    const ele = this.cy ? this.cy.getElementById(id) : null;
+    if (ele && ele.nonempty() && ele.data("kind") === "merged") {
+      const members = ele.data("members").map((m) => this.edgeById(m));
+      const head = `${shortName(idx.tables.get(ele.source().data("kind") === "table" ? ele.source().id() : ele.source().data("table")).label)} → `
+        + `${shortName(idx.tables.get(ele.target().data("kind") === "table" ? ele.target().id() : ele.target().data("table")).label)}`;
+      const lines = [`${members.length} column edge${members.length === 1 ? "" : "s"}: open a table to see them one by one`,
+        ...members.slice(0, 8).map((e) => `${e.source_column} → ${e.type === "INDIRECT" ? "(every column: " + e.subtypes.join(", ").toLowerCase() + ")" : e.target_column}`
+          + (this.showChanges && e.change ? ` (${e.change} since last run)` : ""))];
+      if (members.length > 8) lines.push(`… and ${members.length - 8} more`);
+      return { head, lines };
+    }
+    const e = this.edgeById(id);
     if (e) {
       const src = `${shortName(idx.tables.get(e.source).label)}.${e.source_column}`;
       if (e.type === "INDIRECT") {
@@ -415,7 +730,9 @@ class LineageView {
       }
       const tgt = `${shortName(idx.tables.get(e.target).label)}.${e.target_column}`;
       return { head: `${src} → ${tgt} (${e.subtype.toLowerCase()}${e.masking ? ", masking" : ""})`,
-        lines: e.steps.map((s) => `${s.subtype.toLowerCase()}: ${s.expression || s.field || "(as is)"} — ${stepText(s)}`) };
+        lines: e.steps.map((s) => `${s.subtype.toLowerCase()}: ${s.expression || s.field || "(as is)"} — ${stepText(s)}`
+          + (s.change === "added" ? " — added since the previous run"
+            : s.change === "changed" ? ` — was ${s.previous.subtype.toLowerCase()}: ${s.previous.expression || "(as is)"}` : "")) };
     }
     const te = idx.graph.table_edges.find((x) => x.id === id);
     if (te) {
@@ -436,7 +753,8 @@ class LineageView {
   showTableTooltip(ev) {
     const t = this.index.tables.get(ev.target.id());
     this.tooltip.replaceChildren(el("strong", {}, t.label),
-      t.namespace ? el("div", {}, `${t.namespace}  ${t.name}`) : null);
+      t.namespace ? el("div", {}, `${t.namespace}  ${t.name}`) : null,
+      ev.target.hasClass("collapsed") ? el("div", {}, `${t.columns.length} columns: click to open`) : null);
     this.tooltip.hidden = false;
     this.moveTooltip(ev);
   }
@@ -453,21 +771,51 @@ class LineageView {
       ...lines.map((l) => el("li", {}, el("code", { class: "cl-expr" }, l)))));
   }
 
-  // ---------- overview, search, export ----------
+  // ---------- overview, changes, search, export ----------
   renderOverview() {
     const idx = this.index;
     if (!idx) return;
     const tables = [...idx.tables.values()];
+    const columnButtons = (t) => el("div", { class: "cl-cols" }, ...this.columnsShown(t, null).map((cid) => {
+      const c = idx.columns.get(cid).name;
+      return el("button", { type: "button", class: "cl-colbtn", "data-column": `${t.label}.${c}`,
+        onclick: () => this.focusColumn(cid) }, c);
+    }));
     this.panel.replaceChildren(
-      el("h3", {}, `${tables.length} table${tables.length === 1 ? "" : "s"}, ${idx.columns.size} columns`),
-      el("p", { class: "cl-muted" }, "Click a column, here or in the graph, to see its upstream and downstream path."),
-      el("ul", { class: "cl-list cl-tables", id: "cl-tables" }, ...tables.map((t) => el("li", {},
-        el("span", { class: "cl-tname", title: t.label }, shortName(t.label)),
-        el("div", { class: "cl-cols" }, ...t.columns.map((c) => el("button", {
-          type: "button", class: "cl-colbtn", "data-column": `${t.label}.${c}`,
-          onclick: () => this.focusColumn(idx.col(t.id, c)),
-        }, c)))))));
+      ...(this.showChanges ? this.changesPanel() : []),
+      el("h3", {}, `${tables.length} table${tables.length === 1 ? "" : "s"}, ${idx.columns.size.toLocaleString("en")} columns`),
+      el("p", { class: "cl-muted" }, this.large
+        ? "Tables are drawn collapsed: click one to open it, or a column (here, in the graph, or found with search) to see only its path."
+        : "Click a column, here or in the graph, to see only its upstream and downstream path."),
+      el("ul", { class: "cl-list cl-tables", id: "cl-tables" }, ...tables.map((t) => {
+        if (!this.large) {
+          return el("li", {}, el("span", { class: "cl-tname", title: t.label }, shortName(t.label)), columnButtons(t));
+        }
+        // 10,000 buttons cost seconds: a large graph's lists are built when opened.
+        const details = el("details", { "data-table": t.label },
+          el("summary", { class: "cl-tname", title: t.label }, `${shortName(t.label)} (${t.columns.length})`));
+        details.addEventListener("toggle", () => {
+          if (details.open && details.childElementCount === 1) details.append(columnButtons(t));
+        });
+        return el("li", {}, details);
+      })));
     this.renderStatements();
+  }
+
+  changesPanel() {
+    const box = el("div", { class: "cl-changes", id: "cl-changes-panel" }, el("h3", {}, "Changes since the previous successful run"));
+    for (const task of this.changes) {
+      const mapped = task.map_index >= 0 ? `[${task.map_index}]` : "";
+      box.append(el("h4", {}, `${task.task_id}${mapped}: compared with ${task.previous_run_id}`));
+      if (task.same) {
+        box.append(el("p", { class: "cl-muted" }, "no change in the column lineage"));
+        continue;
+      }
+      box.append(el("ul", { class: "cl-list cl-change-lines" }, ...task.lines.map((line) => el("li", {
+        class: `cl-change cl-change-${{ "!": "lost", "+": "added", "-": "removed", "~": "changed" }[line[0]] || "other"}`,
+      }, line))));
+    }
+    return [box];
   }
 
   renderStatements() {
@@ -525,8 +873,10 @@ class LineageView {
     }
   }
 
+  /** A search result: its table opens (so Clear leaves it open) and its path is shown. */
   pick(match) {
     this.results.hidden = true;
+    this.open.add(match.table);
     this.focusColumn(match.id);
   }
 

@@ -1,0 +1,92 @@
+"""A task's lineage documents in Airflow's metadata database, run by run.
+
+One place knows which XComs are a task's lineage and in which order its runs come (the order their
+documents were pushed): ``airflow-lineage diff`` (a task's last two runs) and the UI's changes view
+(a run against the task's previous successful one) both ask here.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from airflow_lineage_provider.lineage.model import XCOM_KEY, LineageReport
+
+
+@dataclass(frozen=True)
+class LineageRun:
+    """A run in which a task instance pushed a lineage document."""
+
+    run_id: str
+    map_index: int
+
+
+def lineage_runs(dag_id: str, task_id: str, *, run_ids: list[str] | None = None, map_index: int | None = None,
+                 successful: bool = False, session=None) -> list[LineageRun]:
+    """The task's runs with a lineage document, oldest first; ``successful``: only where the task instance
+    succeeded (a failed try may have pushed a document of a statement that never committed)."""
+    from airflow.models.taskinstance import TaskInstance
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+    from airflow.utils.state import TaskInstanceState
+    from sqlalchemy import select
+
+    query = select(XComModel.run_id, XComModel.map_index).where(
+        XComModel.dag_id == dag_id, XComModel.task_id == task_id, XComModel.key == XCOM_KEY)
+    if run_ids:
+        query = query.where(XComModel.run_id.in_(run_ids))
+    if map_index is not None:
+        query = query.where(XComModel.map_index == map_index)
+    if successful:
+        query = query.join(TaskInstance, (TaskInstance.dag_id == XComModel.dag_id)
+                           & (TaskInstance.run_id == XComModel.run_id) & (TaskInstance.task_id == XComModel.task_id)
+                           & (TaskInstance.map_index == XComModel.map_index)).where(
+            TaskInstance.state == TaskInstanceState.SUCCESS)
+    query = query.order_by(XComModel.timestamp, XComModel.map_index)
+    if session is not None:
+        return [LineageRun(r, m) for r, m in session.execute(query)]
+    with create_session() as own:
+        return [LineageRun(r, m) for r, m in own.execute(query)]
+
+
+def read_document(dag_id: str, task_id: str, run: LineageRun, session=None) -> LineageReport:
+    """The lineage document a task instance pushed in one run."""
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    def read(s) -> LineageReport:
+        row = s.scalars(select(XComModel).where(
+            XComModel.dag_id == dag_id, XComModel.task_id == task_id, XComModel.run_id == run.run_id,
+            XComModel.map_index == run.map_index, XComModel.key == XCOM_KEY)).one()
+        value = XComModel.deserialize_value(row)
+        return LineageReport.from_dict(json.loads(value) if isinstance(value, str) else value)
+
+    if session is not None:
+        return read(session)
+    with create_session() as own:
+        return read(own)
+
+
+def previous_successful(dag_id: str, task_id: str, run_id: str, map_index: int, session=None) -> LineageRun | None:
+    """The task instance's run before ``run_id`` that succeeded and pushed lineage (same map index)."""
+    runs = lineage_runs(dag_id, task_id, map_index=map_index, successful=True, session=session)
+    before = None
+    for run in runs:
+        if run.run_id == run_id:
+            return before
+        before = run
+    return None  # this run is not a successful one with lineage: nothing to compare it with
+
+
+def task_documents(dag_id: str, task_id: str, run_ids: list[str] | None) -> list[tuple[str, LineageReport]] | str:
+    """A task's lineage documents of two runs, old then new (the latest two with lineage by default);
+    a sentence saying why not otherwise."""
+    runs = lineage_runs(dag_id, task_id, run_ids=run_ids)
+    by_run = {r.run_id: r for r in runs}  # a mapped task: its last map index, as XCom's order says
+    order = list(run_ids) if run_ids else list(by_run)[-2:]
+    missing = [r for r in order if r not in by_run]
+    if len(order) != 2 or missing:
+        return (f"task {task_id} of DAG {dag_id} has no column lineage in run(s) {', '.join(missing)}" if missing
+                else f"task {task_id} of DAG {dag_id} has column lineage in {len(order)} run(s): two are needed")
+    return [(run, read_document(dag_id, task_id, by_run[run])) for run in order]
