@@ -80,13 +80,14 @@ def previous_successful(dag_id: str, task_id: str, run_id: str, map_index: int, 
 
 
 def task_documents(dag_id: str, task_id: str, run_ids: list[str] | None) -> list[tuple[str, LineageReport]] | str:
-    """A task's lineage documents of two runs, old then new (the latest two with lineage by default);
-    a sentence saying why not otherwise."""
-    runs = lineage_runs(dag_id, task_id, run_ids=run_ids)
+    """A task's lineage documents of two runs, old then new (by default its latest two successful runs with
+    lineage, as the UI's changes view compares); a sentence saying why not otherwise."""
+    runs = lineage_runs(dag_id, task_id, run_ids=run_ids, successful=not run_ids)
     by_run = {r.run_id: r for r in runs}  # a mapped task: its last map index, as XCom's order says
     order = list(run_ids) if run_ids else list(by_run)[-2:]
     missing = [r for r in order if r not in by_run]
     if len(order) != 2 or missing:
         return (f"task {task_id} of DAG {dag_id} has no column lineage in run(s) {', '.join(missing)}" if missing
-                else f"task {task_id} of DAG {dag_id} has column lineage in {len(order)} run(s): two are needed")
+                else f"task {task_id} of DAG {dag_id} has column lineage in {len(order)} successful run(s): "
+                     "two are needed")
     return [(run, read_document(dag_id, task_id, by_run[run])) for run in order]

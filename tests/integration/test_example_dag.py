@@ -143,7 +143,7 @@ def test_every_plan_statement_says_whether_the_static_extractor_agrees(demo_run)
 
 
 def test_diff_of_a_tasks_last_two_runs_reads_xcom(airflow_db):
-    """``airflow-lineage diff --dag-id --task-id``: the task's last two runs with lineage, old then new."""
+    """``airflow-lineage diff --dag-id --task-id``: the task's last two successful runs with lineage, old then new."""
     from tests.conftest import DAGS
 
     dag = load_dag(DAGS / "lineage_test_ui.py")
