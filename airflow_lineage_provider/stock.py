@@ -53,7 +53,10 @@ def enabled() -> bool:
 class _StockLineage:
     """What the running stock task becomes: ``execute()`` through the twin, OpenLineage from it."""
 
+    __slots__ = ()  # no instance layout of its own: the running task's class can be swapped
+
     _lineage_twin_op: _SparkLineageOperator | None = None
+    _stock_class: Any = None  # the stock operator class: the untouched run is its execute()
 
     # -- subclass parts -----------------------------------------------------------------------
 
@@ -98,7 +101,7 @@ class _StockLineage:
     def _run_untouched(self, context: Any, why: str) -> Any:
         self.log.warning("No plan column lineage for this %s: %s; it runs as is", type(self).__name__, why)
         try:
-            result = super().execute(context)  # type: ignore[misc]
+            result = self._stock_class.execute(self, context)
         except BaseException as e:
             if self._lineage_twin_op is not None:
                 self._lineage_twin_op._error = e
@@ -128,10 +131,12 @@ class _StockLineage:
         if twin is not None and twin._hook is not None:
             twin.on_kill()
         else:
-            super().on_kill()  # type: ignore[misc]
+            self._stock_class.on_kill(self)
 
 
 class _StockSparkSubmit(_StockLineage):
+    __slots__ = ()
+
     def _make_twin(self) -> _SparkLineageOperator:
         from airflow_lineage_provider.operators.spark_lineage import SparkSubmitLineageOperator
 
@@ -163,6 +168,8 @@ class _StockSparkSubmit(_StockLineage):
 
 
 class _StockSparkSql(_StockLineage):
+    __slots__ = ()
+
     def _sql_text(self) -> str:
         """The rendered SQL, or the file's text when it names a file (``-f`` to ``spark-sql``)."""
         sql = (self.sql or "").strip()
@@ -223,6 +230,8 @@ def spark_sql_conf(conf: dict[str, Any] | str | None) -> dict[str, str]:
 
 
 _CLASSES: dict[type, type] = {}
+_OVERRIDDEN = ("execute", "on_kill", "get_openlineage_facets_on_start", "get_openlineage_facets_on_complete",
+               "get_openlineage_facets_on_failure")
 
 
 def _stock_classes() -> dict[type, type[_StockLineage]]:
@@ -239,9 +248,13 @@ def lineage_class(stock: type) -> type | None:
         mixin = _stock_classes().get(stock)
         if mixin is None:
             return None
-        # The same name: task_type, statistics and OpenLineage's operator name stay the stock ones.
-        _CLASSES[stock] = type(stock)(stock.__name__, (mixin, stock), {"__module__": __name__,
-                                                                       "__qualname__": stock.__qualname__})
+        # The same name: task_type, statistics and OpenLineage's operator name stay the stock ones. The
+        # stock class comes first among the bases (Python swaps an object's class only to one of the same
+        # layout, which a mixin ahead of it breaks), so the methods that replace its own are set here.
+        overrides = {name: getattr(mixin, name) for name in _OVERRIDDEN}
+        _CLASSES[stock] = type(stock)(stock.__name__, (stock, mixin), {
+            "__module__": __name__, "__qualname__": stock.__qualname__, "__slots__": (), "_stock_class": stock,
+            **overrides})
     return _CLASSES[stock]
 
 
