@@ -99,9 +99,13 @@ def _record_inlets(task: Any, uris: list[str]) -> None:
         from airflow.sdk.lineage import get_hook_lineage_collector
     except ImportError:  # pragma: no cover - older task SDKs
         return
-    collector = get_hook_lineage_collector()
-    for uri in uris:
-        collector.add_input_asset(context=task, uri=uri)
+    try:
+        collector = get_hook_lineage_collector()
+        for uri in uris:
+            collector.add_input_asset(context=task, uri=uri)
+    except Exception as e:  # noqa: BLE001 - the events are out; the collector is an extra
+        log.warning("Column lineage: the reads are not in Airflow's hook-lineage collector: %s: %s",
+                    type(e).__name__, e)
 
 
 def _clean(uri: str) -> str:

@@ -50,3 +50,15 @@ def test_publish_never_raises():
     task = type("Task", (), {"dag_id": "d", "task_id": "t", "outlets": []})()
     assert assets.publish(task, {}, report()) == []
     assert assets.publish(task, {}, None) == []
+
+
+def test_the_reads_go_to_the_hook_lineage_collector(monkeypatch):
+    import airflow.sdk.lineage as sdk_lineage
+    from airflow.sdk.execution_time.context import OutletEventAccessors
+
+    collector = sdk_lineage.HookLineageCollector()
+    monkeypatch.setattr(sdk_lineage, "get_hook_lineage_collector", lambda: collector)
+    task = type("Task", (), {"dag_id": "d", "task_id": "t", "outlets": []})()
+    assets.publish(task, {"outlet_events": OutletEventAccessors()}, report())
+    assert [i.asset.uri for i in collector.collected_assets.inputs] == ["file:///data/in", "s3://bucket/dim/x"]
+    assert all(i.context is task for i in collector.collected_assets.inputs)
