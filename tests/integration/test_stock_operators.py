@@ -275,25 +275,27 @@ def run_sql_dag(spark, capfd, on: bool, **env: str) -> dict[str, Any]:
     out = capfd.readouterr()
     return {"states": task_states(dag.dag_id, run.run_id), "xcom": xcoms(dag.dag_id, run.run_id),
             "log": out.out + out.err, "squares": rows(spark, f"{SQL_OUT}/squares"),
-            "first": rows(spark, f"{SQL_OUT}/first")}
+            "first": rows(spark, f"{SQL_OUT}/first"), "app_squares": rows(spark, f"{SQL_OUT}/app_squares")}
 
 
-def test_stock_sql_off_on_and_with_the_capture_broken_ends_alike(airflow_db, spark, capfd):
-    """Three runs of two stock SparkSqlOperator tasks (one writes, one's second statement fails in
-    Spark): the option off (spark-sql), on, and on with the driver's capture import broken on purpose."""
+def test_stock_tasks_off_on_and_with_the_capture_broken_end_alike(airflow_db, spark, capfd):
+    """Three runs of stock SparkSqlOperator tasks (one writes, one's second statement fails in Spark) and
+    SparkSubmitOperator tasks (an application that writes, one that fails halfway): the option off
+    (spark-sql, spark-submit), on, and on with the driver's capture import broken on purpose."""
     runs = {
         "off": run_sql_dag(spark, capfd, on=False),
         "on": run_sql_dag(spark, capfd, on=True),
         "broken": run_sql_dag(spark, capfd, on=True, PYTHONPATH=str(DATA / "faults" / "capture_import")),
     }
-    expected = {"writes": "success", "fails": "failed"}
+    expected = {"writes": "success", "fails": "failed", "app_writes": "success", "app_fails": "failed"}
     assert {mode: r["states"] for mode, r in runs.items()} == {mode: expected for mode in runs}
     squares = [(str(i), str(i * i)) for i in range(4)]
     assert {mode: r["squares"] for mode, r in runs.items()} == {mode: squares for mode in runs}
+    assert {mode: r["app_squares"] for mode, r in runs.items()} == {mode: squares for mode in runs}
     # The failing script's first statement ran before the second failed, as spark-sql runs it.
     assert {mode: r["first"] for mode, r in runs.items()} == {mode: [("1",)] for mode in runs}
     for mode, r in runs.items():  # Spark's own error in the task log
-        assert "UNRESOLVED_COLUMN" in r["log"], mode
+        assert "UNRESOLVED_COLUMN" in r["log"] and "TABLE_OR_VIEW_NOT_FOUND" in r["log"], mode
     assert "Statement 2 of 2 failed at line 2 of the script" in runs["on"]["log"]
 
     assert runs["off"]["xcom"] == {}
@@ -304,4 +306,9 @@ def test_stock_sql_off_on_and_with_the_capture_broken_ends_alike(airflow_db, spa
     assert any("the plan capture could not be loaded (ImportError: injected: the capture is broken)" in w
                for w in broken["warnings"])
     assert "the plan capture could not be loaded (ImportError: injected" in runs["broken"]["log"]
-    assert "fails" not in runs["on"]["xcom"] and "fails" not in runs["broken"]["xcom"]  # failed: no lineage
+    [app] = runs["on"]["xcom"]["app_writes"]["statements"]
+    assert app["method"] == "plan" and app["target"]["name"] == f"{SQL_OUT}/app_squares"
+    assert runs["broken"]["xcom"]["app_writes"]["statements"] == []
+    assert any("the plan capture could not be loaded" in w for w in runs["broken"]["xcom"]["app_writes"]["warnings"])
+    for mode in ("on", "broken"):  # a failed task pushes no lineage
+        assert set(runs[mode]["xcom"]) == {"writes", "app_writes"}, mode
