@@ -7,7 +7,8 @@ either stock class runs under the plan capture and reports its lineage exactly a
 How it hooks in: a task listener (``on_task_instance_running``, called first), registered by the
 ``column_lineage_stock`` plugin. It runs where the task runs, after Airflow has rendered the task's
 templates and just before ``execute()``, in ``dag.test()``, ``airflow dags test`` and real workers
-alike (a cluster policy runs where DAG files are parsed, which ``dag.test()`` of a DAG object skips).
+alike (a cluster policy changes the tasks of DAGs parsed into a DAG bag; ``dag.test()`` runs those of
+the DAG object it is called on, which no policy has seen).
 It changes the class of the running task (Airflow's own copy of it, made for this run) to a subclass
 of the same name whose ``execute()`` hands the job to one of our operators (its *twin*: one home for
 running, extracting, XCom and OpenLineage) and answers the OpenLineage provider through the twin, so
