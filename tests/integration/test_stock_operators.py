@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import DAGS, DATA, venv_bin
-from tests.integration.test_example_dag import load_dag, xcoms
+from tests.integration.test_example_dag import asset_events, load_dag, xcoms
 from tests.integration.test_openlineage import openlineage_enabled, read_events, task_event
 from tests.openlineage_spec import registry, validate_event
 
@@ -57,21 +57,6 @@ def task_states(dag_id: str, run_id: str) -> dict[str, str]:
         rows = session.execute(select(TaskInstance.task_id, TaskInstance.state).where(
             TaskInstance.dag_id == dag_id, TaskInstance.run_id == run_id)).all()
     return {task_id: str(state) for task_id, state in rows}
-
-
-def asset_events(dag_id: str, run_id: str) -> dict[tuple[str, str], dict]:
-    """{(source task, asset URI): extra} of a run's asset events."""
-    from airflow.models.asset import AssetEvent, AssetModel
-    from airflow.utils.session import create_session
-    from sqlalchemy import select
-
-    with create_session() as session:
-        rows = session.execute(
-            select(AssetEvent.source_task_id, AssetModel.uri, AssetEvent.extra)
-            .join(AssetModel, AssetModel.id == AssetEvent.asset_id)
-            .where(AssetEvent.source_dag_id == dag_id, AssetEvent.source_run_id == run_id)
-        ).all()
-    return {(task_id, uri): extra for task_id, uri, extra in rows}
 
 
 def queued_for(dag_id: str) -> list[str]:
