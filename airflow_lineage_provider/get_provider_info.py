@@ -14,6 +14,27 @@ def get_provider_info() -> dict[str, Any]:
         "hooks": [
             {"integration-name": "Apache Spark", "python-modules": ["airflow_lineage_provider.hooks.spark_lineage"]}
         ],
+        # Read by `airflow config list` and Airflow's conf (the provider's defaults): one option, off by default.
+        "config": {
+            "column_lineage": {
+                "description": "Column lineage of Spark jobs (airflow-lineage-provider).",
+                "options": {
+                    "stock_spark_operators": {
+                        "description": (
+                            "Give column lineage to tasks of the unchanged SparkSubmitOperator (PySpark "
+                            "applications) and SparkSqlOperator of apache-airflow-providers-apache-spark: they "
+                            "run under the plan capture and push XCom column_lineage, OpenLineage column-lineage "
+                            "facets and asset events, as SparkSqlLineageOperator does. The job runs with the "
+                            "same connection, master, conf and arguments; lineage never changes a task's outcome."
+                        ),
+                        "version_added": "0.1.0",
+                        "type": "boolean",
+                        "example": "True",
+                        "default": "False",
+                    }
+                },
+            }
+        },
         "operators": [
             {"integration-name": "Apache Spark", "python-modules": ["airflow_lineage_provider.operators.spark_lineage"]}
         ],

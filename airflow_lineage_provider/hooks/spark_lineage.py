@@ -50,12 +50,36 @@ class SparkLineageHook(SparkSubmitHook):
     hook_name = "Spark (column lineage)"
 
     def __init__(self, *, conn_id: str | None = None, dump_dir: str | None = None, dump_uri: str | None = None,
-                 keep_dump: bool = False, **kwargs: Any) -> None:
-        self._embedded_requested = conn_id is None
+                 keep_dump: bool = False, master: str | None = None, **kwargs: Any) -> None:
+        self._embedded_requested = conn_id is None and master is None
+        self._master_override = master
+        self._stock = False
         self._dump_dir = dump_dir
         self._dump_uri = dump_uri
         self._keep_dump = keep_dump
         super().__init__(conn_id=conn_id or "spark_default", **kwargs)
+        self._init_lineage()
+
+    @classmethod
+    def adopting(cls, hook: SparkSubmitHook) -> SparkLineageHook:
+        """The job a stock ``SparkSubmitHook`` would submit, run under the capture instead.
+
+        Every setting the stock hook resolved (connection, master, deploy mode, queue, conf, files,
+        arguments, environment, binary) is taken as it is, never resolved again; only what the
+        capture needs is added (the driver, its dump, the worker's interpreter in client mode).
+        """
+        adopted = cls.__new__(cls)
+        adopted.__dict__.update(hook.__dict__)
+        adopted._embedded_requested = False
+        adopted._master_override = None
+        adopted._stock = True
+        adopted._dump_dir = None
+        adopted._dump_uri = None
+        adopted._keep_dump = False
+        adopted._init_lineage()
+        return adopted
+
+    def _init_lineage(self) -> None:
         # Airflow's own log lines (the submit command the Spark provider logs) hide these values too.
         _mask(value for key, value in (self._conf or {}).items() if is_secret_conf(str(key)))
         if self.embedded:
@@ -73,6 +97,10 @@ class SparkLineageHook(SparkSubmitHook):
         return self._connection.get("embedded", False)
 
     def _resolve_connection(self) -> dict[str, Any]:
+        if self._master_override is not None:
+            # A master chosen outside the connection (SparkSqlOperator's ``master``, or what its hook
+            # resolved): the connection gives the rest; client mode, as the spark-sql CLI runs.
+            return {**super()._resolve_connection(), "master": self._master_override, "deploy_mode": None}
         if not self._embedded_requested:
             conn = super()._resolve_connection()
             try:
@@ -98,7 +126,7 @@ class SparkLineageHook(SparkSubmitHook):
 
     def _get_spark_binary_path(self) -> list[str]:
         binary = self._connection["spark_binary"]
-        if self.embedded or shutil.which(binary) is None:
+        if self.embedded or (shutil.which(binary) is None and not self._stock):
             # The Spark provider expects spark-submit on PATH; pyspark ships one.
             return [local_spark.spark_submit()]
         return [binary]

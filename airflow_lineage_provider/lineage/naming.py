@@ -163,3 +163,19 @@ def from_jdbc(url: str, table: str | None, *, mode: str | None = None, catalog_n
     """
     namespace, name = jdbc_name(url, table)
     return Dataset(namespace=namespace, name=name, table=catalog_name or f"{namespace}/{name}", mode=mode)
+
+
+# -- URIs ------------------------------------------------------------------------------
+
+
+def dataset_uri(namespace: str, name: str) -> str | None:
+    """The URI of the dataset OpenLineage names ``namespace`` + ``name``: how an Airflow asset names
+    the same table or path (``file:///w/t``, ``s3://bucket/key``, ``hdfs://nn:8020/a``,
+    ``postgres://host:5432/db.public.t``), so assets and OpenLineage events name one thing alike.
+    ``None`` for a catalog name with no storage location (``spark_catalog``, a sink description):
+    it is no URI."""
+    if namespace == "file":
+        return "file://" + (name if name.startswith("/") else "/" + name)
+    if "://" not in namespace:
+        return None
+    return namespace.rstrip("/") + "/" + name.lstrip("/")

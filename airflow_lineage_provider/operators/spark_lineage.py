@@ -108,17 +108,32 @@ class _SparkLineageOperator(BaseOperator):
         return self._hook
 
     def execute(self, context: Context) -> Any:
+        self.run_with_lineage(context)
+
+    def run_with_lineage(self, context: Context) -> None:
+        """Run the job under the capture and report its lineage: XCom, the task log, asset events.
+
+        Also the entry of a stock Spark operator's task run by ``stock.py`` (this operator is its
+        twin): not named ``execute``, which Airflow lets only the task runner call.
+        """
         self._inject_openlineage_conf(context)
         try:
             result = self._run_job()  # raises on a Spark failure
         except BaseException as e:
             self._error = e  # for the OpenLineage FAIL event
             raise
-        self.lineage = self._extract(result)
+        self.report_lineage(context, self._extract(result))
+
+    def report_lineage(self, context: Context, lineage: LineageReport) -> None:
+        """Keep ``lineage`` for OpenLineage, print it, push it to XCom and publish the writes as
+        asset events of the running task (``context["task"]``: this task, or the stock one)."""
+        self.lineage = lineage
+        from airflow_lineage_provider import assets
         from airflow_lineage_provider.lineage.extract import format_table
 
-        self.log.info("Column lineage:\n%s", format_table(self.lineage))
-        context["ti"].xcom_push(key=XCOM_KEY, value=self.lineage.to_dict())
+        self.log.info("Column lineage:\n%s", format_table(lineage))
+        context["ti"].xcom_push(key=XCOM_KEY, value=lineage.to_dict())
+        assets.publish(context.get("task") or self, context, lineage)
 
     def _run_job(self) -> JobResult:
         """Run the job; raise ``SparkJobError`` with Spark's message when it fails."""

@@ -49,6 +49,20 @@ def xcoms(dag_id: str, run_id: str) -> dict[str, dict]:
 
 
 
+def asset_events(dag_id: str, run_id: str) -> dict[tuple[str, str], dict]:
+    """{(source task, asset URI): extra} of a run's asset events."""
+    from airflow.models.asset import AssetEvent, AssetModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        rows = session.execute(
+            select(AssetEvent.source_task_id, AssetModel.uri, AssetEvent.extra)
+            .join(AssetModel, AssetModel.id == AssetEvent.asset_id)
+            .where(AssetEvent.source_dag_id == dag_id, AssetEvent.source_run_id == run_id)
+        ).all()
+    return {(task_id, uri): extra for task_id, uri, extra in rows}
+
 
 @pytest.fixture(scope="module")
 def demo_run(airflow_db):
@@ -88,6 +102,24 @@ def test_seed_statements_lineage_edge_by_edge(demo_run):
         assert s["target"]["name"].endswith("/warehouse/dwd_users")
         assert s["target"]["mode"] == "append"
     assert {d["table"] for d in join["inputs"]} == {T + "ods_users", T + "dim_company"}
+
+
+def test_every_written_table_is_an_asset_event_named_by_its_location(demo_run):
+    """Our operators publish their writes as Airflow asset events, as the stock operators do with the option."""
+    import os
+
+    run, _ = demo_run
+    warehouse = os.path.join(os.environ["AIRFLOW_LINEAGE_LOCAL_DIR"], "warehouse")
+    events = asset_events("spark_column_lineage_demo", run.run_id)
+    assert set(events) == {
+        ("prepare_tables", f"file://{warehouse}/ods_users"), ("prepare_tables", f"file://{warehouse}/dim_company"),
+        ("build_dwd_users", f"file://{warehouse}/dwd_users"),
+    }
+    dwd = events["build_dwd_users", f"file://{warehouse}/dwd_users"]
+    assert dwd["table"] == T + "dwd_users"
+    # Read by the seed join (and by the closing SELECT, which writes nothing): what the table was made from.
+    assert sorted(dwd["inputs"]) == [f"file://{warehouse}/dim_company", f"file://{warehouse}/ods_users"]
+    assert dwd["columns"] == ["id", "name", "company_name", "birthday", "ts", "p"]
 
 
 def test_bare_select_reports_its_result_columns(demo_run):

@@ -134,3 +134,14 @@ def test_dataset_label_is_the_catalog_name_or_the_openlineage_uri():
         "postgres://h:5432", "shop.public.orders", "postgres://h:5432/shop.public.orders", "append")
     assert from_jdbc("jdbc:postgresql://h/shop", "public.orders", catalog_name="pg.public.orders").table == \
         "pg.public.orders"
+
+
+def test_dataset_uri_is_the_openlineage_dataset_as_an_airflow_asset_names_it():
+    from airflow_lineage_provider.lineage.naming import dataset_uri
+
+    assert dataset_uri("file", "/w/t") == "file:///w/t"
+    assert dataset_uri("s3://bucket", "key/x") == "s3://bucket/key/x"
+    assert dataset_uri("hdfs://nn:8020", "/a/b") == "hdfs://nn:8020/a/b"
+    assert dataset_uri("postgres://db:5432", "shop.public.orders") == "postgres://db:5432/shop.public.orders"
+    assert dataset_uri("spark_catalog", "default.t") is None
+    assert dataset_uri("spark_sink", "console") is None

@@ -1,0 +1,130 @@
+"""The stock operators' hook-in without a JVM: which tasks are taken, what they run, and that a failure of
+ours before Spark starts leaves the stock execute() to run the job."""
+
+from __future__ import annotations
+
+import pytest
+
+from airflow_lineage_provider import stock
+
+
+@pytest.fixture
+def option_on(monkeypatch):
+    monkeypatch.setenv("AIRFLOW__COLUMN_LINEAGE__STOCK_SPARK_OPERATORS", "True")
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_LOCAL", '{"conn_type": "spark", "host": "local[*]"}')
+
+
+def submit_task(**kwargs):
+    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+
+    return SparkSubmitOperator(task_id="app", **{"conn_id": "spark_local", "application": "/jobs/app.py", **kwargs})
+
+
+def sql_task(**kwargs):
+    from airflow.providers.apache.spark.operators.spark_sql import SparkSqlOperator
+
+    return SparkSqlOperator(task_id="sql", **{"conn_id": "spark_local", "sql": "INSERT INTO t SELECT 1", **kwargs})
+
+
+def test_the_option_is_off_by_default_and_nothing_is_taken(monkeypatch):
+    monkeypatch.delenv("AIRFLOW__COLUMN_LINEAGE__STOCK_SPARK_OPERATORS", raising=False)
+    task = submit_task()
+    assert stock.enabled() is False
+    assert stock.adopt(task) is False and type(task).__module__.startswith("airflow.providers")
+
+
+def test_a_taken_task_keeps_its_class_name_and_task_type(option_on):
+    for task, name in ((submit_task(), "SparkSubmitOperator"), (sql_task(), "SparkSqlOperator")):
+        stock_class = type(task)
+        assert stock.adopt(task) is True
+        assert type(task).__name__ == name and task.task_type == name
+        assert isinstance(task, stock_class) and type(task).__module__ == "airflow_lineage_provider.stock"
+        assert stock.adopt(task) is False  # once
+
+
+def test_a_subclass_of_a_stock_operator_is_left_alone(option_on):
+    from airflow.providers.apache.spark.operators.spark_sql import SparkSqlOperator
+
+    class Mine(SparkSqlOperator):
+        pass
+
+    task = Mine(task_id="mine", sql="SELECT 1")
+    assert stock.adopt(task) is False and type(task) is Mine
+
+
+def test_a_jvm_application_is_not_captured_and_says_why(option_on):
+    task = submit_task(application="/jobs/etl.jar", java_class="com.example.Etl")
+    stock.adopt(task)
+    hook, why = task._capture_hook()
+    assert hook is None
+    assert why == "/jobs/etl.jar is a JVM application: the capture runs PySpark applications (.py) only"
+
+
+def test_cluster_mode_without_dump_uri_is_not_captured_and_says_why(option_on, monkeypatch):
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_YARN", '{"conn_type": "spark", "host": "yarn"}')
+    task = submit_task(conn_id="spark_yarn", deploy_mode="cluster")
+    stock.adopt(task)
+    hook, why = task._capture_hook()
+    assert hook is None and "set dump_uri" in why
+
+
+def test_a_pyspark_application_runs_with_every_setting_its_stock_hook_resolved(option_on):
+    task = submit_task(conf={"spark.x": "1"}, application_args=["a", "b"], name="nightly", py_files="/jobs/deps.zip",
+                       executor_memory="2g", env_vars={"K": "V"})
+    stock.adopt(task)
+    hook, why = task._capture_hook()
+    assert why == "" and type(hook).__name__ == "SparkLineageHook"
+    assert hook._connection["master"] == "local[*]" and not hook.embedded
+    assert (hook._conf, hook._name, hook._py_files, hook._executor_memory, hook._env_vars) == (
+        {"spark.x": "1"}, "nightly", "/jobs/deps.zip", "2g", {"K": "V"})
+
+
+def test_sql_runs_with_the_master_conf_and_name_spark_sql_would_get(option_on):
+    task = sql_task(conf="spark.a=1,spark.b=x=y", name="daily", master="local[2]", executor_cores=3)
+    stock.adopt(task)
+    hook, why = task._capture_hook()
+    assert why == ""
+    assert hook._connection["master"] == "local[2]" and hook._connection["deploy_mode"] is None
+    assert hook._conf == {"spark.a": "1", "spark.b": "x=y", "spark.sql.catalogImplementation": "hive"}
+    assert (hook._name, hook._executor_cores, hook._connection["queue"]) == ("daily", 3, "default")
+
+
+def test_sql_with_no_statement_runs_untouched(option_on):
+    task = sql_task(sql="-- nothing yet")
+    stock.adopt(task)
+    assert task._capture_hook() == (None, "the SQL has no statement")
+
+
+def test_spark_sql_conf_reads_a_dict_or_the_comma_string():
+    assert stock.spark_sql_conf(None) == {}
+    assert stock.spark_sql_conf({"a": 1}) == {"a": "1"}
+    assert stock.spark_sql_conf("a=1, b=2") == {"a": "1", "b": "2"}
+
+
+def test_a_failure_of_ours_before_spark_starts_runs_the_stock_execute(option_on, capsys):
+    """The capture breaks before any Spark process exists: the job runs as the stock operator runs it."""
+    task = sql_task()
+    stock.adopt(task)
+    ran = []
+    stock_class = task._stock_class
+    original = stock_class.execute
+
+    def stock_execute(self, context):
+        ran.append(self.task_id)
+        return "stock result"
+
+    twin = task._lineage_twin
+
+    def broken(context):
+        raise OSError("no space left for the dump")
+
+    twin.run_with_lineage = broken
+    stock_class.execute = stock_execute
+    try:
+        assert task.execute({}) == "stock result"
+    finally:
+        stock_class.execute = original
+    assert ran == ["sql"]
+    printed = capsys.readouterr().out
+    assert ("No plan column lineage for this SparkSqlOperator: the capture failed before Spark started "
+            "(OSError: no space left for the dump); it runs as is") in printed
