@@ -583,3 +583,18 @@ def test_the_changes_view_colours_what_the_second_run_changed(server, page):
     frame.locator("#cl-changes").check()
     assert frame.locator("#cl-changes-panel li").count() == 0
     assert "no change in the column lineage" in frame.locator("#cl-changes-panel").inner_text()
+
+
+def test_the_run_tab_colours_each_tasks_changes_alike(server, page):
+    """The DAG run's tab joins the tasks: the changes it colours are each task's own, as its task tab shows."""
+    first, second = server["changes"]
+    frame = _open_tab(page, _run_tab(server, CHANGES, second))
+    frame.locator("#cl-changes").check()
+    marked = frame.evaluate("""() => window.columnLineage.cy.edges('.direct').filter(e => e.hasClass('change-added')
+      || e.hasClass('change-changed')).map(e => e.source().data('label') + '->' + e.target().data('label')
+      + (e.hasClass('change-added') ? ' added' : ' changed')).sort()""")
+    assert marked == ["amount->amount changed", "amount->total changed", "tax->total added"]
+    assert frame.evaluate("() => window.columnLineage.cy.nodes('.column.lost').map(n => n.data('label'))") == ["discount"]
+    panel = frame.locator("#cl-changes-panel").inner_text()
+    assert "! spark_catalog.default.orders_clean.discount lost all its sources" in panel
+    assert f"compared with {first}" in panel
