@@ -399,6 +399,10 @@ class LineageView {
         "text-background-color": "#ffffff", "text-background-opacity": 1, "text-background-padding": 2, color: "#4a5568",
         "source-endpoint": "outside-to-node", "target-endpoint": "outside-to-node", width: 3 } },
       { selector: "edge.merged", style: { "source-endpoint": "data(se)", "target-endpoint": "data(te)" } },
+      // A key's merged edge bows beside the value edge between the same two tables, so neither line nor
+      // label hides the other ("500 columns" and "1 key" were drawn on one another).
+      { selector: "edge.indirect.merged", style: { "curve-style": "unbundled-bezier", "control-point-distances": 28,
+        "control-point-weights": 0.5 } },
       { selector: "edge.masking", style: { "line-style": "dotted" } },
       { selector: "edge.change-added", style: changeColor("added") },
       { selector: "edge.change-changed", style: changeColor("changed") },
