@@ -1,5 +1,6 @@
-"""The tests' row-level catalog (``tests/java/rowlevel``): compiled with the JDK against the jars
-pyspark ships, once per source version, and the Spark settings that make it catalog ``rowcat``.
+"""The tests' Java fixtures, compiled with the JDK against the jars pyspark ships, once per source version:
+the row-level catalog (``tests/java/rowlevel``) with the Spark settings that make it catalog ``rowcat``,
+and a JVM application (``tests/java/jvmapp``).
 
 No Iceberg or Delta jar can be downloaded where the tests run; this catalog's tables support
 MERGE, UPDATE and DELETE as theirs do, so Spark's analyzer makes the same rewritten plans
@@ -27,18 +28,19 @@ def _pyspark_jars() -> Path:
     return Path(pyspark.__file__).resolve().parent / "jars"
 
 
-def rowlevel_jar() -> str:
-    """The catalog's jar, compiled by ``javac`` into the system temp directory under a name that
-    holds the sources' hash: a second test run, or a changed source, finds its own jar."""
-    files = sorted(SOURCES.rglob("*.java"))
+def compiled_jar(sources: Path, name: str) -> str:
+    """The jar of a test fixture's Java sources, compiled by ``javac`` against the jars pyspark ships
+    into the system temp directory under a name that holds the sources' hash: a second test run, or
+    a changed source, finds its own jar."""
+    files = sorted(sources.rglob("*.java"))
     digest = hashlib.sha1(b"".join(f.read_bytes() for f in files)).hexdigest()[:12]
-    jar = Path(tempfile.gettempdir()) / f"airflow-lineage-rowlevel-{digest}.jar"
+    jar = Path(tempfile.gettempdir()) / f"airflow-lineage-{name}-{digest}.jar"
     if jar.exists():
         return str(jar)
     javac = shutil.which("javac") or (os.path.join(os.environ["JAVA_HOME"], "bin", "javac")
                                       if os.environ.get("JAVA_HOME") else None)
     if not javac:
-        raise RuntimeError("the row-level test catalog needs a JDK (javac) to compile")
+        raise RuntimeError(f"the test fixture {name} needs a JDK (javac) to compile")
     with tempfile.TemporaryDirectory() as out:
         classpath = os.pathsep.join(str(j) for j in sorted(_pyspark_jars().glob("*.jar")))
         subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-d", out, "-cp", classpath, *map(str, files)],
@@ -49,6 +51,17 @@ def rowlevel_jar() -> str:
                 archive.write(compiled, compiled.relative_to(out).as_posix())
         os.replace(partial, jar)  # atomic: two test processes compiling at once both end with one jar
     return str(jar)
+
+
+def rowlevel_jar() -> str:
+    """The row-level catalog's jar."""
+    return compiled_jar(SOURCES, "rowlevel")
+
+
+def jvm_app_jar() -> str:
+    """A JVM Spark application (``lineagetest.WriteRange``, ``tests/java/jvmapp``): what the capture
+    cannot run under, for the stock operators' untouched path."""
+    return compiled_jar(SOURCES.parent / "jvmapp", "jvmapp")
 
 
 def rowlevel_conf() -> dict[str, str]:

@@ -1,6 +1,7 @@
 """Stock Spark tasks for tests/integration/test_stock_operators.py, run with the option off, on, and on with
 the capture broken: SparkSqlOperator tasks (one writes, one's second statement fails in Spark) and
-SparkSubmitOperator tasks (a PySpark application that writes, one that fails halfway)."""
+SparkSubmitOperator tasks (a PySpark application that writes, one that fails halfway, and a JVM application,
+``AIRFLOW_LINEAGE_TEST_JVM_APP``, which no capture can run under)."""
 
 from __future__ import annotations
 
@@ -37,3 +38,6 @@ with DAG(dag_id="lineage_stock_sql", schedule=None, start_date=pendulum.datetime
                         application=str(APPS / "squares.py"), application_args=[f"{OUT}/app_squares"])
     SparkSubmitOperator(task_id="app_fails", conn_id="spark_local", conf=CONF, retries=0,
                         application=str(APPS / "failing.py"))
+    SparkSubmitOperator(task_id="jvm_app", conn_id="spark_local", conf=CONF, retries=0,
+                        application=os.environ.get("AIRFLOW_LINEAGE_TEST_JVM_APP", "jvm-app.jar"),
+                        java_class="lineagetest.WriteRange", application_args=[f"{OUT}/jvm_range"])

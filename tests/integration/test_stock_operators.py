@@ -24,6 +24,7 @@ from tests.conftest import DAGS, DATA, venv_bin
 from tests.integration.test_example_dag import asset_events, load_dag, xcoms
 from tests.integration.test_openlineage import openlineage_enabled, read_events, task_event
 from tests.openlineage_spec import registry, validate_event
+from tests.rowlevel import jvm_app_jar
 
 pytestmark = [pytest.mark.spark, pytest.mark.airflow]
 
@@ -260,23 +261,33 @@ def run_sql_dag(spark, capfd, on: bool, **env: str) -> dict[str, Any]:
     out = capfd.readouterr()
     return {"states": task_states(dag.dag_id, run.run_id), "xcom": xcoms(dag.dag_id, run.run_id),
             "log": out.out + out.err, "squares": rows(spark, f"{SQL_OUT}/squares"),
-            "first": rows(spark, f"{SQL_OUT}/first"), "app_squares": rows(spark, f"{SQL_OUT}/app_squares")}
+            "first": rows(spark, f"{SQL_OUT}/first"), "app_squares": rows(spark, f"{SQL_OUT}/app_squares"),
+            "jvm_range": rows(spark, f"{SQL_OUT}/jvm_range")}
 
 
-def test_stock_tasks_off_on_and_with_the_capture_broken_end_alike(airflow_db, spark, capfd):
+def test_stock_tasks_off_on_and_with_the_capture_broken_end_alike(airflow_db, spark, capfd, monkeypatch):
     """Three runs of stock SparkSqlOperator tasks (one writes, one's second statement fails in Spark) and
-    SparkSubmitOperator tasks (an application that writes, one that fails halfway): the option off
-    (spark-sql, spark-submit), on, and on with the driver's capture import broken on purpose."""
+    SparkSubmitOperator tasks (an application that writes, one that fails halfway, a JVM application): the
+    option off (spark-sql, spark-submit), on, and on with the driver's capture import broken on purpose."""
+    monkeypatch.setenv("AIRFLOW_LINEAGE_TEST_JVM_APP", jvm_app_jar())
     runs = {
         "off": run_sql_dag(spark, capfd, on=False),
         "on": run_sql_dag(spark, capfd, on=True),
         "broken": run_sql_dag(spark, capfd, on=True, PYTHONPATH=str(DATA / "faults" / "capture_import")),
     }
-    expected = {"writes": "success", "fails": "failed", "app_writes": "success", "app_fails": "failed"}
+    expected = {"writes": "success", "fails": "failed", "app_writes": "success", "app_fails": "failed",
+                "jvm_app": "success"}
     assert {mode: r["states"] for mode, r in runs.items()} == {mode: expected for mode in runs}
     squares = [(str(i), str(i * i)) for i in range(4)]
     assert {mode: r["squares"] for mode, r in runs.items()} == {mode: squares for mode in runs}
     assert {mode: r["app_squares"] for mode, r in runs.items()} == {mode: squares for mode in runs}
+    # The JVM application runs as it is in every mode; with the option on, one line says why it has no lineage.
+    tens = [(str(i), str(i * 10)) for i in range(3)]
+    assert {mode: r["jvm_range"] for mode, r in runs.items()} == {mode: tens for mode in runs}
+    untouched = (f"No plan column lineage for this SparkSubmitOperator: {jvm_app_jar()} is a JVM application: "
+                 "the capture runs PySpark applications (.py) only; it runs as is")
+    assert untouched not in runs["off"]["log"]
+    assert runs["on"]["log"].count(untouched) == 1 and runs["broken"]["log"].count(untouched) == 1
     # The failing script's first statement ran before the second failed, as spark-sql runs it.
     assert {mode: r["first"] for mode, r in runs.items()} == {mode: [("1",)] for mode in runs}
     for mode, r in runs.items():  # Spark's own error in the task log
