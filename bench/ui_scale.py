@@ -25,8 +25,6 @@ import json
 import os
 import platform
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -36,7 +34,10 @@ import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from common import ROOT
+
+from tests.integration.api_server import api_server
+
 CHROMIUM = "/usr/bin/chromium"
 SIZES = (("lineage_scale_5x100", 5, 100), ("lineage_scale_20x500", 20, 500))
 SECTION = "## The column-lineage tab at scale (issue 18, `bench/ui_scale.py`)"
@@ -70,44 +71,6 @@ def run_dags(dags: Path) -> dict[str, str]:
         assert run.state == "success", (dag_id, run.state)
         runs[dag_id] = run.run_id
     return runs
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(home: str) -> tuple[subprocess.Popen, str, str]:
-    passwords = Path(home) / "bench_passwords.json"
-    port = free_port()
-    env = {**os.environ, "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
-           "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords)}
-    log = open(Path(home) / "api-server.log", "w")  # noqa: SIM115 (closed with the process)
-    proc = subprocess.Popen([venv_bin("airflow"), "api-server", "-H", "127.0.0.1", "-p", str(port), "-w", "1"],
-                            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 240
-    while True:
-        assert proc.poll() is None, f"api-server exited; see {log.name}"
-        try:
-            with urllib.request.urlopen(base + "/api/v2/monitor/health", timeout=10) as r:
-                if r.status == 200 and passwords.exists():
-                    break
-        except OSError:
-            pass
-        assert time.monotonic() < deadline, f"api-server did not come up; see {log.name}"
-        time.sleep(1)
-    return proc, base, json.loads(passwords.read_text())["admin"]
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
 
 
 def q(value: str) -> str:
@@ -172,9 +135,10 @@ def measure(passes: int, shot: Path | None) -> dict:
     t0 = time.perf_counter()
     runs = run_dags(dags)
     generated = time.perf_counter() - t0
-    proc, base, password = start_server(home)
     try:
-        with sync_playwright() as p:
+        with api_server("admin:admin", Path(home) / "bench_passwords.json", Path(home) / "api-server.log") as server, \
+                sync_playwright() as p:
+            base, password = server["base"], server["passwords"]["admin"]
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
             context = browser.new_context(viewport={"width": 1440, "height": 900})
             page = context.new_page()
@@ -212,7 +176,6 @@ def measure(passes: int, shot: Path | None) -> dict:
                 screenshot(page, base, large, runs[large], shot)
             browser.close()
     finally:
-        stop_server(proc)
         shutil.rmtree(home, ignore_errors=True)
     return result
 

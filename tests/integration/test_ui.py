@@ -16,10 +16,7 @@ import io
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -28,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DAGS, ROOT, venv_bin
+from tests.integration.api_server import api_server
 from tests.integration.test_example_dag import SEED_JOIN, SEED_SINGLE, load_dag
 
 pytestmark = [pytest.mark.slow, pytest.mark.airflow, pytest.mark.spark]
@@ -85,12 +83,6 @@ def changes_run_ids(airflow_db) -> tuple[str, str]:
     return first.run_id, second.run_id
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _get(url: str, headers: dict | None = None) -> tuple[int, bytes]:
     request = urllib.request.Request(url, headers=headers or {})
     try:
@@ -104,36 +96,9 @@ def _get(url: str, headers: dict | None = None) -> tuple[int, bytes]:
 def server(airflow_db, demo_run_id, ui_run_id, scale_run_id, changes_run_ids, tmp_path_factory):
     """`airflow api-server` on 127.0.0.1 with two users: admin, and one with no role (no permission)."""
     home = Path(os.environ["AIRFLOW_HOME"])
-    passwords = home / "ui_test_passwords.json"
-    port = _free_port()
-    env = {**os.environ,
-           "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin,norole:",
-           "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords)}
-    log = (tmp_path_factory.mktemp("api-server") / "api-server.log").open("w")
-    proc = subprocess.Popen([venv_bin("airflow"), "api-server", "-H", "127.0.0.1", "-p", str(port), "-w", "1"],
-                            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 240  # a busy 2-core machine: generous, and only a ceiling
-        while True:
-            assert proc.poll() is None, f"api-server exited with {proc.returncode}; log: {log.name}"
-            try:
-                if _get(base + "/api/v2/monitor/health")[0] == 200 and passwords.exists():
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, f"api-server did not come up; log: {log.name}"
-            time.sleep(1)
-        yield {"base": base, "passwords": json.loads(passwords.read_text()), "demo": demo_run_id, "ui": ui_run_id,
-               "scale": scale_run_id, "changes": changes_run_ids}
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        log.close()
+    log = tmp_path_factory.mktemp("api-server") / "api-server.log"
+    with api_server("admin:admin,norole:", home / "ui_test_passwords.json", log) as running:
+        yield {**running, "demo": demo_run_id, "ui": ui_run_id, "scale": scale_run_id, "changes": changes_run_ids}
 
 
 def _token(server, user: str) -> str:
