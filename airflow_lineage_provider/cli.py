@@ -14,7 +14,7 @@ import shutil
 import sys
 import tempfile
 
-from airflow_lineage_provider.lineage.model import XCOM_KEY, LineageReport
+from airflow_lineage_provider.lineage.model import LineageReport
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -162,9 +162,10 @@ def _extract_static(args: argparse.Namespace, script: str) -> int:
 
 
 def _extract_plan(args: argparse.Namespace, script: str) -> int:
-    from airflow_lineage_provider import local_spark
+    from airflow_lineage_provider.hooks import local_spark
     from airflow_lineage_provider.job.dump import SCRIPT, read_dump
-    from airflow_lineage_provider.lineage.extract import from_records, with_static_agreement
+    from airflow_lineage_provider.lineage.extract import from_records
+    from airflow_lineage_provider.lineage.sql.static import TaskSql
 
     conf = dict(kv.split("=", 1) for kv in args.conf if "=" in kv)
     dump = tempfile.mkdtemp(prefix="airflow-lineage-cli-")
@@ -183,7 +184,7 @@ def _extract_plan(args: argparse.Namespace, script: str) -> int:
         shutil.rmtree(dump, ignore_errors=True)
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)
-    report = with_static_agreement(from_records(result.records, result.warnings), script, result.records)
+    report = TaskSql(script).agreement(from_records(result.records, result.warnings), result.records)
     errors = [s["error"] for s in result.statements if s.get("error")]
     if result.error and not errors:
         errors = [result.error]
@@ -197,7 +198,7 @@ def _extract_plan(args: argparse.Namespace, script: str) -> int:
 
 def _extract_app(args: argparse.Namespace) -> int:
     """Run a PySpark script under the driver (embedded Spark, or --master) and print its writes' lineage."""
-    from airflow_lineage_provider import local_spark
+    from airflow_lineage_provider.hooks import local_spark
     from airflow_lineage_provider.job.dump import read_dump
     from airflow_lineage_provider.lineage.extract import from_records
 
@@ -240,24 +241,14 @@ def _print(report: LineageReport, fmt: str, errors: list[dict] | None = None) ->
 
 
 def _show(args: argparse.Namespace) -> int:
-    from airflow.models.xcom import XComModel
-    from airflow.utils.session import create_session
-    from sqlalchemy import select
+    from airflow_lineage_provider.runs import latest_run, run_values
 
-
-    with create_session() as session:
-        query = select(XComModel).where(XComModel.dag_id == args.dag_id, XComModel.key == XCOM_KEY)
-        if args.run_id:
-            query = query.where(XComModel.run_id == args.run_id)
-        if args.task_id:
-            query = query.where(XComModel.task_id.in_(args.task_id))
-        rows = session.scalars(query.order_by(XComModel.timestamp.desc())).all()
-        if not rows:
-            print(f"no column lineage in XCom for DAG {args.dag_id}", file=sys.stderr)
-            return 1
-        run_id = args.run_id or rows[0].run_id
-        picked = sorted((r for r in rows if r.run_id == run_id), key=lambda r: r.timestamp)
-        docs = [(r.task_id, XComModel.deserialize_value(r)) for r in picked]
+    run_id = args.run_id or latest_run(args.dag_id, args.task_id)
+    pushed = run_values(args.dag_id, run_id, args.task_id) if run_id else []
+    if not pushed:
+        print(f"no column lineage in XCom for DAG {args.dag_id}", file=sys.stderr)
+        return 1
+    docs = [(p.task_id, p.value) for p in pushed]
     if args.format == "json":
         print(json.dumps({"dag_id": args.dag_id, "run_id": run_id, "tasks": dict(docs)}, indent=2))
         return 0

@@ -1,16 +1,27 @@
-"""A task's lineage documents in Airflow's metadata database, run by run.
+"""The one reader of lineage XComs: a task's or a run's lineage documents in Airflow's database.
 
-One place knows which XComs are a task's lineage and in which order its runs come (the order their
-documents were pushed): ``airflow-lineage diff`` (a task's last two runs) and the UI's changes view
-(a run against the task's previous successful one) both ask here.
+One place knows which XComs are lineage and in which order runs come (the order their documents were
+pushed): the UI's API (a run's graph, its version, each task's changes against its previous
+successful run), ``airflow-lineage show`` (a run's documents) and ``airflow-lineage diff`` (a task's
+last two runs) all ask here, and no other module imports ``XComModel``.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from airflow_lineage_provider.lineage.model import XCOM_KEY, LineageReport
+
+
+@dataclass(frozen=True)
+class PushedDocument:
+    """A lineage XCom as stored: the value is what the task pushed (a lineage document, or not)."""
+
+    task_id: str
+    map_index: int
+    value: Any
 
 
 @dataclass(frozen=True)
@@ -91,3 +102,67 @@ def task_documents(dag_id: str, task_id: str, run_ids: list[str] | None) -> list
                 else f"task {task_id} of DAG {dag_id} has column lineage in {len(order)} successful run(s): "
                      "two are needed")
     return [(run, read_document(dag_id, task_id, by_run[run])) for run in order]
+
+
+def _run_query(dag_id: str, run_id: str, task_ids: list[str] | None, map_index: int | None, *columns: Any) -> Any:
+    from airflow.models.xcom import XComModel
+    from sqlalchemy import select
+
+    query = select(*columns).where(XComModel.dag_id == dag_id, XComModel.run_id == run_id, XComModel.key == XCOM_KEY)
+    if task_ids:
+        query = query.where(XComModel.task_id.in_(task_ids))
+    if map_index is not None:
+        query = query.where(XComModel.map_index == map_index)
+    return query.order_by(XComModel.timestamp, XComModel.task_id, XComModel.map_index)
+
+
+def run_version(dag_id: str, run_id: str, task_ids: list[str] | None = None, map_index: int | None = None
+                ) -> tuple[Any, ...]:
+    """What a run's lineage is, without reading a value: each lineage XCom (task, map index, when pushed)
+    and the previous successful run each is compared with. Equal versions, equal documents and changes."""
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        rows = session.execute(_run_query(dag_id, run_id, task_ids, map_index, XComModel.task_id,
+                                          XComModel.map_index, XComModel.timestamp)).all()
+        return tuple((t, m, str(ts), previous_successful(dag_id, t, run_id, m, session=session)) for t, m, ts in rows)
+
+
+def run_values(dag_id: str, run_id: str, task_ids: list[str] | None = None,
+               map_index: int | None = None) -> list[PushedDocument]:
+    """The lineage XComs of a DAG run (or some of its tasks), in the order they were pushed."""
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        rows = session.scalars(_run_query(dag_id, run_id, task_ids, map_index, XComModel)).all()
+        return [PushedDocument(row.task_id, row.map_index, XComModel.deserialize_value(row)) for row in rows]
+
+
+def run_documents(dag_id: str, run_id: str, task_ids: list[str] | None = None, map_index: int | None = None
+                  ) -> tuple[list[tuple[PushedDocument, LineageReport]], list[str]]:
+    """The lineage documents of a DAG run, each with its XCom; a value that is not a lineage document is
+    skipped with a sentence saying so (the second list), never an exception."""
+    documents: list[tuple[PushedDocument, LineageReport]] = []
+    problems: list[str] = []
+    for pushed in run_values(dag_id, run_id, task_ids, map_index):
+        try:
+            value = json.loads(pushed.value) if isinstance(pushed.value, str) else pushed.value
+            documents.append((pushed, LineageReport.from_dict(value)))
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            problems.append(f"task {pushed.task_id}: XCom {XCOM_KEY!r} is not a lineage document ({exc})")
+    return documents, problems
+
+
+def latest_run(dag_id: str, task_ids: list[str] | None = None) -> str | None:
+    """The DAG's run whose lineage was pushed last (of these tasks); ``None`` when none has lineage."""
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    query = select(XComModel.run_id).where(XComModel.dag_id == dag_id, XComModel.key == XCOM_KEY)
+    if task_ids:
+        query = query.where(XComModel.task_id.in_(task_ids))
+    with create_session() as session:
+        return session.scalar(query.order_by(XComModel.timestamp.desc()).limit(1))

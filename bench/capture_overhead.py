@@ -20,7 +20,8 @@ import time
 
 from common import ROOT  # noqa: F401  (puts the project on sys.path)
 
-from airflow_lineage_provider import local_spark
+from airflow_lineage_provider.hooks import local_spark
+from airflow_lineage_provider.job import command
 
 JOB = """
 CREATE TABLE src USING parquet AS
@@ -50,7 +51,7 @@ def run(rows: int, capture: bool) -> tuple[float, float]:
     try:
         with open(os.path.join(dump, "script.sql"), "w") as f:
             f.write(JOB.format(rows=rows))
-        args = ["--dump", dump] + ([] if capture else ["--no-capture"])
+        args = command.arguments(dump, no_capture=not capture)
         cmd = local_spark.submit_command("local[2]", local_spark.local_conf(state), local_spark.DRIVER, args)
         start = time.perf_counter()
         subprocess.run(cmd, env={**os.environ, **local_spark.local_env()}, check=True,

@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT))
 def spark_session(master: str = "local[2]") -> Any:
     from pyspark.sql import SparkSession
 
-    from airflow_lineage_provider import local_spark
+    from airflow_lineage_provider.hooks import local_spark
 
     for key, value in local_spark.local_env().items():
         os.environ.setdefault(key, value)

@@ -41,7 +41,7 @@ def capture() -> dict[str, dict[str, Any]]:
     """Records of every corpus case, TPC-DS query and wide query, analyzed on a local Spark."""
     from pyspark.sql import SparkSession
 
-    from airflow_lineage_provider import local_spark
+    from airflow_lineage_provider.hooks import local_spark
     from airflow_lineage_provider.job.capture import PlanCapture
 
     for key, value in local_spark.local_env().items():

@@ -12,9 +12,9 @@ import zipfile
 from pathlib import Path
 from typing import Any, Callable
 
-from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
-
-from airflow_lineage_provider import dump_location, local_spark
+from airflow_lineage_provider.hooks import dump_location, local_spark
+from airflow_lineage_provider.hooks.spark_provider import SubmitHookAdapter
+from airflow_lineage_provider.job import command
 from airflow_lineage_provider.job.dump import SCRIPT, JobResult, is_uri, read_dump
 from airflow_lineage_provider.lineage.redact import is_secret_conf, scrub, secrets_in
 
@@ -28,7 +28,7 @@ class SparkJobError(AirflowException):
     """The Spark job failed; the message is Spark's own, with the failing statement."""
 
 
-class SparkLineageHook(SparkSubmitHook):
+class SparkLineageHook(SubmitHookAdapter):
     """Run a Spark SQL script with ``spark-submit`` and capture every write's plan.
 
     With no connection (``conn_id=None``), or one with no host, the job runs on an
@@ -61,7 +61,7 @@ class SparkLineageHook(SparkSubmitHook):
         self._init_lineage()
 
     @classmethod
-    def adopting(cls, hook: SparkSubmitHook) -> SparkLineageHook:
+    def adopting(cls, hook: Any) -> SparkLineageHook:
         """The job a stock ``SparkSubmitHook`` would submit, run under the capture instead.
 
         Every setting the stock hook resolved (connection, master, deploy mode, queue, conf, files,
@@ -69,7 +69,7 @@ class SparkLineageHook(SparkSubmitHook):
         capture needs is added (the driver, its dump, the worker's interpreter in client mode).
         """
         adopted = cls.__new__(cls)
-        adopted.__dict__.update(hook.__dict__)
+        adopted.adopt_state(hook)
         adopted._embedded_requested = False
         adopted._master_override = None
         adopted._stock = True
@@ -81,12 +81,12 @@ class SparkLineageHook(SparkSubmitHook):
 
     def _init_lineage(self) -> None:
         # Airflow's own log lines (the submit command the Spark provider logs) hide these values too.
-        _mask(value for key, value in (self._conf or {}).items() if is_secret_conf(str(key)))
+        _mask(value for key, value in self.submit_conf.items() if is_secret_conf(str(key)))
         if self.embedded:
-            self._conf = {**local_spark.local_conf(), **self._conf}
+            self.submit_conf = {**local_spark.local_conf(), **self.submit_conf}
         elif self._dump_uri is None:
             try:
-                self._dump_uri = self.get_connection(self._conn_id).extra_dejson.get("dump_uri") or None
+                self._dump_uri = self.get_connection(self.connection_id).extra_dejson.get("dump_uri") or None
             except AirflowException:
                 pass
 
@@ -94,70 +94,71 @@ class SparkLineageHook(SparkSubmitHook):
 
     @property
     def embedded(self) -> bool:
-        return self._connection.get("embedded", False)
+        return self.connection_info.get("embedded", False)
 
-    def _resolve_connection(self) -> dict[str, Any]:
+    def connection_settings(self, resolve: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         if self._master_override is not None:
             # A master chosen outside the connection (SparkSqlOperator's ``master``, or what its hook
             # resolved): the connection gives the rest; client mode, as the spark-sql CLI runs.
-            return {**super()._resolve_connection(), "master": self._master_override, "deploy_mode": None}
+            return {**resolve(), "master": self._master_override, "deploy_mode": None}
         if not self._embedded_requested:
-            conn = super()._resolve_connection()
+            conn = resolve()
             try:
-                host = self.get_connection(self._conn_id).host
+                host = self.get_connection(self.connection_id).host
             except AirflowException:
                 host = None
             if host:
                 return conn
-            self.log.info("Spark connection %s has no host: using the embedded local Spark", self._conn_id)
+            self.log.info("Spark connection %s has no host: using the embedded local Spark", self.connection_id)
         return {
             "master": local_spark.LOCAL_MASTER,
             "queue": None,
             "deploy_mode": None,
             "spark_binary": local_spark.spark_submit(),
             "namespace": None,
-            "principal": self._principal,
-            "keytab": self._keytab,
+            "principal": self.kerberos[0],
+            "keytab": self.kerberos[1],
             "rest_scheme": "http",
             "rest_port": 6066,
             "rest_endpoint": None,
             "embedded": True,
         }
 
-    def _get_spark_binary_path(self) -> list[str]:
-        binary = self._connection["spark_binary"]
-        if self.embedded or (shutil.which(binary) is None and not self._stock):
+    def spark_binary_path(self, path: list[str]) -> list[str]:
+        if self.embedded or (shutil.which(path[0]) is None and not self._stock):
             # The Spark provider expects spark-submit on PATH; pyspark ships one.
             return [local_spark.spark_submit()]
-        return [binary]
+        return path
 
-    def _build_spark_submit_command(self, application: str) -> list[str]:
-        cmd = super()._build_spark_submit_command(application)
+    def submit_command(self, cmd: list[str]) -> list[str]:
         if cmd and cmd[0] == local_spark.spark_submit():
             # pyspark's own spark-submit needs SPARK_HOME and a local bind address.
-            self._env = {**local_spark.local_env(), **(self._env or {})}
+            self.submit_env = {**local_spark.local_env(), **self.submit_env}
         elif not self.cluster_mode and not os.environ.get("PYSPARK_DRIVER_PYTHON"):
             # Client mode: the driver runs here and imports this package: use this interpreter.
-            self._env = {"PYSPARK_DRIVER_PYTHON": sys.executable, **(self._env or {})}
+            self.submit_env = {"PYSPARK_DRIVER_PYTHON": sys.executable, **self.submit_env}
         return cmd
 
-    def _mask_cmd(self, connection_cmd: str | list[str]) -> str:
+    def masked_command(self, text: str) -> str:
         """The submit command as logged: the Spark provider hides keys named password or secret; conf
         values that are access keys or tokens (``spark.hadoop.fs.s3a.access.key``) are hidden too."""
-        text = super()._mask_cmd(connection_cmd)
         return _SECRET_CONF_ARG.sub(lambda m: f"{m.group(1)}=******" if is_secret_conf(m.group(1)) else m.group(0),
                                     scrub(text) or "")
 
-    def _process_spark_submit_log(self, itr: Any) -> None:
+    def log_lines(self, lines: Any) -> Any:
         """Every line the job prints reaches the task log with its credentials hidden: Spark quotes
         failing statements in its own errors and logs."""
-        super()._process_spark_submit_log(scrub(line) if isinstance(line, str) else line for line in itr)
+        return (scrub(line) if isinstance(line, str) else line for line in lines)
+
+    def add_conf(self, conf: dict[str, Any]) -> None:
+        """Spark properties to submit with, over those given (OpenLineage's parent job information)."""
+        self.submit_conf = {**self.submit_conf, **conf}
 
     # -- running ----------------------------------------------------------------------
 
     @property
     def cluster_mode(self) -> bool:
-        return self._connection.get("deploy_mode") == "cluster"
+        return self.connection_info.get("deploy_mode") == "cluster"
 
     def run_sql(self, sql: str, *, dry_run: bool = False, keep_going: bool = False) -> JobResult:
         """Run ``sql`` (many statements) and return what the job dumped.
@@ -167,7 +168,7 @@ class SparkLineageHook(SparkSubmitHook):
         mask_sql_secrets(sql)
         def prepare(dump: str) -> list[str]:
             dump_location.write_file(dump, SCRIPT, sql)
-            return (["--dry-run"] if dry_run else []) + (["--keep-going"] if keep_going else [])
+            return command.arguments(dump, dry_run=dry_run, keep_going=keep_going)
 
         return self._run(prepare)
 
@@ -190,12 +191,12 @@ class SparkLineageHook(SparkSubmitHook):
                 raise SparkJobError(f"The application {app} does not exist (or is not a file)")
             elif not is_uri(app):
                 app = os.path.abspath(app)
-            return ["--app", app, "--", *args]
+            return command.arguments(dump, app=app, app_args=args)
 
         return self._run(prepare)
 
     def _run(self, prepare: Any) -> JobResult:
-        self._check_deploy_mode()
+        self.check_deploy_mode()
         if self._dump_uri:
             dump = dump_location.run_location(self._dump_uri)
             remove_after = not self._keep_dump
@@ -205,17 +206,17 @@ class SparkLineageHook(SparkSubmitHook):
             remove_after = not self._keep_dump and self._dump_dir is None
         try:
             try:
-                extra = prepare(dump) or []
+                args = prepare(dump)
             except (OSError, dump_location.DumpLocationError) as e:
                 if not self._dump_uri:
                     raise
-                dump, extra, remove_after = self._local_dump_instead(dump, prepare, e)
-            self._application_args = ["--dump", dump, *extra]
+                dump, args, remove_after = self._local_dump_instead(dump, prepare, e)
+            self.set_application_args(args)
             if self.cluster_mode:
-                self._py_files = ",".join(p for p in (self._py_files, job_package_zip()) if p)
+                self.submit_py_files = ",".join(p for p in (self.submit_py_files, job_package_zip()) if p)
             submit_error: AirflowException | None = None
             try:
-                with local_spark.catalog_lock(self._conf or {}, lambda line: self.log.warning("%s", line)):
+                with local_spark.catalog_lock(self.submit_conf, lambda line: self.log.warning("%s", line)):
                     self.submit(local_spark.DRIVER)
             except AirflowException as e:
                 submit_error = e
@@ -254,13 +255,13 @@ class SparkLineageHook(SparkSubmitHook):
         self._dump_warning = (f"dump_uri {self._dump_uri} cannot be written ({why}): the job ran with a local "
                               "plan dump instead; fix dump_uri (a directory this worker can write) for cluster mode")
         self.log.warning("%s", self._dump_warning)
-        return local, prepare(local) or [], not self._keep_dump
+        return local, prepare(local), not self._keep_dump
 
-    def _check_deploy_mode(self) -> None:
+    def check_deploy_mode(self) -> None:
         """Cluster deploy mode needs a shared dump location, and a manager that runs Python drivers."""
         if not self.cluster_mode:
             return
-        master = self._connection.get("master") or ""
+        master = self.connection_info.get("master") or ""
         if master.startswith("spark://"):
             raise SparkJobError(
                 f"Spark's standalone master ({master}) cannot run Python applications in cluster deploy "

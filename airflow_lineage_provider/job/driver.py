@@ -10,7 +10,6 @@ standard library (never Airflow): it runs wherever Spark runs.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import traceback
@@ -19,7 +18,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file by spark-submit
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from airflow_lineage_provider.job import errors  # noqa: E402
+from airflow_lineage_provider.job import command, errors  # noqa: E402
 from airflow_lineage_provider.job.dump import SCRIPT, DumpWriter, HadoopFiles, JobResult, is_uri  # noqa: E402
 
 # The runners bring the plan capture. Should it fail to load, the user's job still runs, without it:
@@ -35,20 +34,7 @@ except Exception as _error:  # noqa: BLE001 - any import failure of the capture
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    app_args: list[str] = []
-    if "--" in argv:  # everything after "--" belongs to the application
-        cut = argv.index("--")
-        argv, app_args = argv[:cut], argv[cut + 1:]
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--sql-file", help="the script; default DIR/script.sql")
-    ap.add_argument("--app", metavar="SCRIPT.py", help="run this PySpark application instead of SQL")
-    ap.add_argument("--dump", required=True,
-                    help="directory (or Hadoop file system URI) for plans.jsonl and result.json")
-    ap.add_argument("--dry-run", action="store_true", help="run DDL, only analyze writes")
-    ap.add_argument("--keep-going", action="store_true", help="report a failing statement and go on")
-    ap.add_argument("--no-capture", action="store_true", help="run the SQL without capturing plans (benchmarks)")
-    args = ap.parse_args(argv)
+    args = command.parse(sys.argv[1:] if argv is None else argv, __doc__)
 
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
@@ -62,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     spark = builder.getOrCreate()
     files = HadoopFiles(spark, args.dump) if is_uri(args.dump) else None
     if args.app:
-        return _run_application(spark, args, app_args, files)
+        return _run_application(spark, args, files)
     try:
         if args.sql_file:
             script = files.read_uri(args.sql_file) if files and is_uri(args.sql_file) else _read(args.sql_file)
@@ -110,7 +96,7 @@ def _read(path: str) -> str:
         return f.read()
 
 
-def _run_application(spark: Any, args: argparse.Namespace, app_args: list[str], files: HadoopFiles | None) -> int:
+def _run_application(spark: Any, args: command.DriverArgs, files: HadoopFiles | None) -> int:
     app = args.app
     if not os.path.exists(app) and is_uri(app):
         # The application lives on a shared file system (cluster deploy mode): fetch it.
@@ -134,12 +120,12 @@ def _run_application(spark: Any, args: argparse.Namespace, app_args: list[str], 
         import runpy
 
         print(f"[airflow-lineage] warning: {CAPTURE_UNAVAILABLE}", file=sys.stderr, flush=True)
-        sys.argv = [app, *app_args]
+        sys.argv = [app, *args.app_args]
         runpy.run_path(app, run_name="__main__")
         writer.finish(JobResult(warnings=[CAPTURE_UNAVAILABLE], spark_version=spark.version, application=args.app))
         return 0
     try:
-        return ApplicationRunner(spark, writer, capture=not args.no_capture).run(app, app_args)
+        return ApplicationRunner(spark, writer, capture=not args.no_capture).run(app, list(args.app_args))
     finally:
         try:
             spark.stop()

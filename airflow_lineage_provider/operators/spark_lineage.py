@@ -1,28 +1,30 @@
 """Operators that run Spark with ``spark-submit`` and attach the job's column lineage to the task.
 
 ``SparkSqlLineageOperator`` runs a Spark SQL script, ``SparkSubmitLineageOperator`` a PySpark
-application; both stand on a private base that holds the ``spark-submit`` parameters, runs
-the job, extracts its lineage and answers the OpenLineage provider.
+application; both stand on a private base that holds the ``spark-submit`` parameters and runs
+the job. What they report, and how they answer the OpenLineage provider, is the reporting
+piece's (``operators/reporting.py``).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperator
 
-from airflow_lineage_provider.lineage.model import XCOM_KEY, LineageReport
+from airflow_lineage_provider import conf as provider_conf
+from airflow_lineage_provider.operators.reporting import LineageReporter, ReportsLineage, openlineage_spark_conf
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
     from airflow_lineage_provider.hooks.spark_lineage import SparkLineageHook
     from airflow_lineage_provider.job.dump import JobResult
+    from airflow_lineage_provider.lineage.sql.static import TaskSql
 
 
-class _SparkLineageOperator(BaseOperator):
+class _SparkLineageOperator(ReportsLineage, BaseOperator):
     """Runs a job with ``spark-submit`` under the plan capture and pushes its lineage to XCom.
 
     :param conn_id: Spark connection id; ``None`` for the embedded local Spark.
@@ -82,15 +84,13 @@ class _SparkLineageOperator(BaseOperator):
         self.verbose = verbose
         self.keep_dump = keep_dump
         self.dump_uri = dump_uri
-        if openlineage_inject_parent_job_info is None:
-            openlineage_inject_parent_job_info = _conf_flag("spark_inject_parent_job_info")
-        if openlineage_inject_transport_info is None:
-            openlineage_inject_transport_info = _conf_flag("spark_inject_transport_info")
-        self.openlineage_inject_parent_job_info = openlineage_inject_parent_job_info
-        self.openlineage_inject_transport_info = openlineage_inject_transport_info
-        self.lineage: LineageReport | None = None
+        default_parent, default_transport = provider_conf.openlineage_spark_injection()
+        self.openlineage_inject_parent_job_info = (default_parent if openlineage_inject_parent_job_info is None
+                                                   else openlineage_inject_parent_job_info)
+        self.openlineage_inject_transport_info = (default_transport if openlineage_inject_transport_info is None
+                                                  else openlineage_inject_transport_info)
         self._hook: SparkLineageHook | None = None
-        self._error: BaseException | None = None
+        self._reporter: LineageReporter | None = None
 
     @property
     def hook(self) -> SparkLineageHook:
@@ -107,100 +107,33 @@ class _SparkLineageOperator(BaseOperator):
             )
         return self._hook
 
+    @property
+    def lineage_reporter(self) -> LineageReporter:
+        """Built on first use, after Airflow rendered the templates: it holds the rendered SQL."""
+        if self._reporter is None:
+            self._reporter = LineageReporter(sql=self._sql(), static=self._task_sql())
+        return self._reporter
+
     def execute(self, context: Context) -> Any:
-        self.run_with_lineage(context)
-
-    def run_with_lineage(self, context: Context) -> None:
-        """Run the job under the capture and report its lineage: XCom, the task log, asset events.
-
-        Also the entry of a stock Spark operator's task run by ``stock.py`` (this operator is its
-        twin): not named ``execute``, which Airflow lets only the task runner call.
-        """
-        self._inject_openlineage_conf(context)
-        try:
-            result = self._run_job()  # raises on a Spark failure
-        except BaseException as e:
-            self._error = e  # for the OpenLineage FAIL event
-            raise
-        self.report_lineage(context, self._extract(result))
-
-    def report_lineage(self, context: Context, lineage: LineageReport) -> None:
-        """Keep ``lineage`` for OpenLineage, print it, push it to XCom and publish the writes as
-        asset events of the running task (``context["task"]``: this task, or the stock one)."""
-        self.lineage = lineage
-        from airflow_lineage_provider import assets
-        from airflow_lineage_provider.lineage.extract import format_table
-
-        self.log.info("Column lineage:\n%s", format_table(lineage))
-        context["ti"].xcom_push(key=XCOM_KEY, value=lineage.to_dict())
-        assets.publish(context.get("task") or self, context, lineage)
+        injected = openlineage_spark_conf(self.conf, context, parent_job=self.openlineage_inject_parent_job_info,
+                                          transport=self.openlineage_inject_transport_info)
+        if injected is not None:
+            self.conf = injected
+            if self._hook is not None:  # built early: give it the new properties too
+                self._hook.add_conf(injected)
+        self.lineage_reporter.run(self, context, self._run_job)
 
     def _run_job(self) -> JobResult:
         """Run the job; raise ``SparkJobError`` with Spark's message when it fails."""
         raise NotImplementedError
 
-    def _extract(self, result: JobResult) -> LineageReport:
-        """The job's lineage; a failure here is a warning, never a failed task."""
-        try:
-            return self._lineage(result)
-        except Exception as e:
-            self.log.warning("Column lineage could not be extracted: %s", e, exc_info=True)
-            return LineageReport(warnings=(f"lineage extraction failed: {e}",))
-
-    def _lineage(self, result: JobResult) -> LineageReport:
-        """Lineage from the plans the job dumped."""
-        from airflow_lineage_provider.lineage.extract import from_records
-
-        return from_records(result.records, result.warnings)
-
-    def _sql_text(self) -> str | None:
-        """The SQL as shown in events, with credentials removed; ``None`` when the job has none."""
+    def _sql(self) -> str | None:
+        """The SQL the job runs, when it has one."""
         return None
 
-    # -- OpenLineage ------------------------------------------------------------------
-    # Called by the OpenLineage provider's listener; every OpenLineage import stays in here.
-
-    def _inject_openlineage_conf(self, context: Context) -> None:
-        """Link openlineage-spark's events to this task, as ``SparkSubmitOperator`` does."""
-        if not (self.openlineage_inject_parent_job_info or self.openlineage_inject_transport_info):
-            return
-        try:
-            from airflow.providers.common.compat.openlineage.utils.spark import (
-                inject_parent_job_information_into_spark_properties,
-                inject_transport_information_into_spark_properties,
-            )
-
-            conf = dict(self.conf or {})
-            if self.openlineage_inject_parent_job_info:
-                self.log.debug("Injecting OpenLineage parent job information into Spark properties.")
-                conf = inject_parent_job_information_into_spark_properties(conf, context)
-            if self.openlineage_inject_transport_info:
-                self.log.debug("Injecting OpenLineage transport information into Spark properties.")
-                conf = inject_transport_information_into_spark_properties(conf, context)
-        except Exception as e:  # lineage never breaks the job
-            self.log.warning("OpenLineage information could not be added to the Spark conf: %s", e, exc_info=True)
-            return
-        self.conf = conf
-        if self._hook is not None:  # built early: give it the new properties too
-            self._hook._conf = {**self._hook._conf, **conf}
-
-    def get_openlineage_facets_on_start(self) -> Any:
-        """The job facets; the lineage comes on completion (Spark has not run yet)."""
-        from airflow_lineage_provider.openlineage.facets import lineage_on_start
-
-        return lineage_on_start(self._sql_text(), None)
-
-    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
-        """Convert the lineage ``execute()`` computed; never runs Spark (the listener allows 10 s)."""
-        from airflow_lineage_provider.openlineage.facets import lineage_on_complete
-
-        return lineage_on_complete(self.lineage, self._sql_text())
-
-    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
-        """SQL job facet and the error; no output column lineage, as nothing may have been written."""
-        from airflow_lineage_provider.openlineage.facets import lineage_on_failure
-
-        return lineage_on_failure(self._sql_text(), self._error)
+    def _task_sql(self) -> TaskSql | None:
+        """The static lineage of the task's SQL, when it has one."""
+        return None
 
     def on_kill(self) -> None:
         if self._hook is not None:
@@ -265,84 +198,24 @@ class SparkSqlLineageOperator(_SparkLineageOperator):
             return JobResult(warnings=[message])
         return self.hook.run_sql(self.sql, keep_going=self.keep_going)
 
-    def _lineage(self, result: JobResult) -> LineageReport:
-        """Lineage from the dump, and the schemas it saw into the cache.
+    def _sql(self) -> str | None:
+        return self.sql if isinstance(self.sql, str) else None
 
-        With no plan dump at all (the job succeeded but left none), the static lineage of
-        the SQL stands in, with a warning saying why.
-        """
-        from airflow_lineage_provider.job.errors import CAPTURE_UNAVAILABLE
-        from airflow_lineage_provider.lineage.statements import split_statements
+    def _task_sql(self) -> TaskSql | None:
+        from airflow_lineage_provider.lineage.sql.static import TaskSql, default_cache_path
 
-        uncaptured = any(w.startswith(CAPTURE_UNAVAILABLE) for w in result.warnings)
-        if not result.records and (not result.statements or uncaptured) and split_statements(self._sql_text() or ""):
-            why = "; ".join(result.warnings) or "the plan dump is empty"
-            fallback = self._static_lineage()
-            return fallback.with_warning(f"no plan was captured ({why}): static lineage from the SQL text")
-        report = super()._lineage(result)
-        self._remember_schemas(result.records)
-        return self._agreement(report, result)
-
-    def _agreement(self, report: LineageReport, result: JobResult) -> LineageReport:
-        """Each plan statement checked against the static lineage of the same SQL (a few milliseconds
-        a statement): where the two differ is the first place to look when lineage looks wrong."""
-        from airflow_lineage_provider.lineage.extract import with_static_agreement
-
-        try:
-            cache = self._cache()
-        except Exception:  # noqa: BLE001 - an unreadable cache only costs schema knowledge
-            cache = None
-        return with_static_agreement(report, self._sql_text() or "", result.records, schema=self.lineage_schema,
-                                     cache=cache)
-
-    def _cache(self) -> Any:
-        """The task's schema cache, or ``None`` when switched off."""
         if self.schema_cache is False:
-            return None
-        from airflow_lineage_provider.lineage.schema_cache import SchemaCache
-
-        path = self.schema_cache if isinstance(self.schema_cache, str) else default_schema_cache(self.dag_id,
-                                                                                                 self.task_id)
-        return SchemaCache(path)
-
-    def _remember_schemas(self, records: list[dict[str, Any]]) -> None:
-        try:
-            cache = self._cache()
-            if cache is not None and records:
-                from airflow_lineage_provider.lineage.extract import remember_schemas
-
-                os.makedirs(os.path.dirname(os.path.abspath(cache.path)), exist_ok=True)
-                remember_schemas(cache, records)
-        except Exception as e:  # lineage never breaks the job
-            self.log.warning("The schema cache could not be written: %s", e, exc_info=True)
-
-    def _static_lineage(self) -> LineageReport:
-        from airflow_lineage_provider.lineage.extract import static
-
-        try:
-            cache = self._cache()
-        except Exception as e:  # noqa: BLE001 - an unreadable cache only costs schema knowledge
-            self.log.warning("The schema cache could not be read: %s", e)
-            cache = None
+            cache_path = None
+        elif isinstance(self.schema_cache, str):
+            cache_path = self.schema_cache
+        else:
+            cache_path = default_cache_path(self.dag_id, self.task_id)
         warehouse = None
         if self.conn_id is None:  # the embedded Spark: its warehouse names the catalog tables
-            from airflow_lineage_provider import local_spark
+            from airflow_lineage_provider.hooks import local_spark
 
             warehouse = local_spark.warehouse()
-        return static(self._sql_text() or "", schema=self.lineage_schema, warehouse=warehouse, cache=cache)
-
-    def _sql_text(self) -> str | None:
-        """The SQL as shown in events: credentials (JDBC passwords in OPTIONS or URLs) removed."""
-        from airflow_lineage_provider.lineage.redact import scrub
-
-        return scrub(self.sql) if isinstance(self.sql, str) else None
-
-    def get_openlineage_facets_on_start(self) -> Any:
-        """SQL job facet and the static lineage of the SQL text (Spark has not run yet)."""
-        from airflow_lineage_provider.openlineage.facets import lineage_on_start
-
-        sql = self._sql_text()
-        return lineage_on_start(sql, self._static_lineage() if sql else None)
+        return TaskSql(self._sql() or "", schema=self.lineage_schema, cache_path=cache_path, warehouse=warehouse)
 
 
 class SparkSubmitLineageOperator(_SparkLineageOperator):
@@ -378,16 +251,3 @@ class SparkSubmitLineageOperator(_SparkLineageOperator):
 
     def _run_job(self) -> JobResult:
         return self.hook.run_application(self.application, self.application_args)
-
-
-def default_schema_cache(dag_id: str, task_id: str) -> str:
-    """``$AIRFLOW_HOME/lineage/schema_cache/<dag_id>/<task_id>.json``: one cache per task."""
-    home = os.environ.get("AIRFLOW_HOME") or os.path.expanduser("~/airflow")
-    return os.path.join(home, "lineage", "schema_cache", dag_id, f"{task_id}.json")
-
-
-def _conf_flag(key: str) -> bool:
-    """``[openlineage] key`` as a boolean, False when unset (the Spark provider's defaults)."""
-    from airflow.sdk import conf
-
-    return conf.getboolean("openlineage", key, fallback=False)

@@ -22,7 +22,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import select
 
-from airflow_lineage_provider.lineage.model import XCOM_KEY, LineageReport
+from airflow_lineage_provider.lineage.model import XCOM_KEY
 from airflow_lineage_provider.plugins.graph import TaskChanges, TaskLineage, build_graph
 
 URL_PREFIX = "/column-lineage"
@@ -79,56 +79,24 @@ def check_exists(dag_id: str, run_id: str, task_id: str | None = None) -> None:
             raise HTTPException(404, f"run {run_id!r} of DAG {dag_id!r} has no task {task_id!r}")
 
 
-def _lineage_query(dag_id: str, run_id: str, task_id: str | None, map_index: int | None, *columns: Any) -> Any:
-    from airflow.models.xcom import XComModel
-
-    query = select(*columns).where(XComModel.dag_id == dag_id, XComModel.run_id == run_id, XComModel.key == XCOM_KEY)
-    if task_id is not None:
-        query = query.where(XComModel.task_id == task_id)
-    if map_index is not None:
-        query = query.where(XComModel.map_index == map_index)
-    return query.order_by(XComModel.timestamp, XComModel.task_id, XComModel.map_index)
-
-
 def lineage_version(dag_id: str, run_id: str, task_id: str | None = None, map_index: int | None = None
                     ) -> tuple[Any, ...]:
-    """What the run's graph is built from, without reading a value: each lineage XCom (task, map index,
-    when pushed) and the previous successful run each is compared with. Equal versions, equal graphs."""
-    from airflow.models.xcom import XComModel
-    from airflow.utils.session import create_session
+    """What the run's graph is built from (``runs.run_version``). Equal versions, equal graphs."""
+    from airflow_lineage_provider.runs import run_version
 
-    from airflow_lineage_provider.runs import previous_successful
-
-    with create_session() as session:
-        rows = session.execute(_lineage_query(dag_id, run_id, task_id, map_index, XComModel.task_id,
-                                              XComModel.map_index, XComModel.timestamp)).all()
-        return tuple((t, m, str(ts), previous_successful(dag_id, t, run_id, m, session=session)) for t, m, ts in rows)
+    return run_version(dag_id, run_id, [task_id] if task_id is not None else None, map_index)
 
 
 def read_lineage(dag_id: str, run_id: str, task_id: str | None = None,
                  map_index: int | None = None) -> tuple[list[TaskLineage], list[str]]:
-    """The ``column_lineage`` XComs of a DAG run (or one task of it), in task order.
+    """The lineage documents of a DAG run (or one task of it), in task order.
 
     A value that is not a lineage document is skipped with a warning, never a server error.
     """
-    from airflow.models.xcom import XComModel
-    from airflow.utils.session import create_session
+    from airflow_lineage_provider.runs import run_documents
 
-    tasks: list[TaskLineage] = []
-    problems: list[str] = []
-    with create_session() as session:
-        rows = session.scalars(_lineage_query(dag_id, run_id, task_id, map_index, XComModel)).all()
-        for row in rows:
-            value = XComModel.deserialize_value(row)
-            try:
-                if isinstance(value, str):
-                    value = json.loads(value)
-                report = LineageReport.from_dict(value)
-            except (ValueError, TypeError, KeyError, AttributeError) as exc:
-                problems.append(f"task {row.task_id}: XCom {XCOM_KEY!r} is not a lineage document ({exc})")
-                continue
-            tasks.append(TaskLineage(task_id=row.task_id, map_index=row.map_index, report=report))
-    return tasks, problems
+    documents, problems = run_documents(dag_id, run_id, [task_id] if task_id is not None else None, map_index)
+    return [TaskLineage(task_id=p.task_id, map_index=p.map_index, report=r) for p, r in documents], problems
 
 
 def read_changes(dag_id: str, run_id: str, tasks: list[TaskLineage]) -> dict[tuple[str, int], TaskChanges]:

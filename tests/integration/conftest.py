@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from airflow_lineage_provider import local_spark
+from airflow_lineage_provider.hooks import local_spark
 from tests.helpers import DATA, analyzed_record
 from tests.rowlevel import rowlevel_conf
 

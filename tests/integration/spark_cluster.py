@@ -13,7 +13,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from airflow_lineage_provider import local_spark
+from airflow_lineage_provider.hooks import local_spark
 
 
 def free_port() -> int:

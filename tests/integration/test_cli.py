@@ -83,7 +83,7 @@ def test_unreadable_script_is_a_clear_error(tmp_path):
 
 def test_driver_dumps_lean_plans_that_the_hook_reads_back(tmp_path):
     """The driver digests each plan while Spark runs on: the dump holds lean records, not Spark's JSON."""
-    from airflow_lineage_provider import local_spark
+    from airflow_lineage_provider.hooks import local_spark
     from airflow_lineage_provider.job.dump import SCRIPT, read_dump
     from airflow_lineage_provider.lineage.extract import from_records
     from airflow_lineage_provider.lineage.plan import digest

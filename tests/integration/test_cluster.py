@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from airflow_lineage_provider import local_spark
+from airflow_lineage_provider.hooks import local_spark
 from tests.helpers import document_edges as edges
 from tests.integration.spark_cluster import StandaloneCluster
 from tests.integration.test_example_dag import SEED_JOIN, SEED_SINGLE, load_dag, xcoms

@@ -177,7 +177,7 @@ def test_two_embedded_jobs_at_once_take_turns_on_the_catalog_and_say_so_once(tmp
 def test_a_job_that_waits_too_long_for_the_catalog_gives_up_saying_why(tmp_path):
     import fcntl
 
-    from airflow_lineage_provider import local_spark
+    from airflow_lineage_provider.hooks import local_spark
 
     conf = local_spark.local_conf(str(tmp_path / "state"))
     said: list[str] = []

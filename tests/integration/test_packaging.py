@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from airflow_lineage_provider import local_spark
+from airflow_lineage_provider.hooks import local_spark
 
 
 def test_pip_check_is_clean():

@@ -10,7 +10,7 @@ import zipfile
 
 import pytest
 
-from airflow_lineage_provider import local_spark
+from airflow_lineage_provider.hooks import local_spark
 from airflow_lineage_provider.hooks.spark_lineage import SparkJobError, SparkLineageHook, job_package_zip
 from airflow_lineage_provider.lineage.plan.lean import LEAN
 from tests.helpers import PLANS
@@ -77,7 +77,7 @@ def test_cluster_deploy_mode_needs_a_dump_uri(monkeypatch):
 def test_dump_uri_defaults_to_the_connection_extra(monkeypatch):
     hook = _hook(monkeypatch, {"host": "yarn", "extra": {"deploy-mode": "cluster", "dump_uri": "hdfs://nn/lin"}})
     assert hook._dump_uri == "hdfs://nn/lin"
-    hook._check_deploy_mode()  # YARN cluster mode with a shared location: accepted
+    hook.check_deploy_mode()  # YARN cluster mode with a shared location: accepted
 
 
 def test_cluster_mode_command_ships_the_driver_modules(monkeypatch, tmp_path):

@@ -297,7 +297,7 @@ def test_operator_methods_convert_what_execute_computed(seed_join):
     assert start.job_facets["sql"].query == "INSERT INTO dwd_users SELECT 1"
     # The static lineage of the SQL text: the target is known before Spark runs.
     assert [d.facets["symlinks"].identifiers[0].name for d in start.outputs] == ["spark_catalog.default.dwd_users"]
-    op.lineage = seed_join
+    op.lineage_reporter.lineage = seed_join
     complete = op.get_openlineage_facets_on_complete(None)
     assert [(d.namespace, d.name) for d in complete.outputs] == [("file", WH + "dwd_users")]
     assert set(complete.outputs[0].facets) == {"columnLineage", "schema", "symlinks"}

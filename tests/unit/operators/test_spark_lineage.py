@@ -15,7 +15,7 @@ def test_operator_falls_back_to_static_lineage_when_the_job_left_no_plan(monkeyp
 
     monkeypatch.setenv("AIRFLOW_LINEAGE_LOCAL_DIR", str(tmp_path))
     op = SparkSqlLineageOperator(task_id="t", sql=SQL)
-    report = op._extract(JobResult(warnings=["no plan dump at /tmp/x/plans.jsonl"]))
+    report = op.lineage_reporter.extract(JobResult(warnings=["no plan dump at /tmp/x/plans.jsonl"]))
     assert [s.method for s in report.statements] == ["sql"]
     assert report.warnings[-1].startswith("no plan was captured (no plan dump at /tmp/x/plans.jsonl)")
 
@@ -26,7 +26,7 @@ def test_operator_uses_the_plan_when_there_is_one(monkeypatch, tmp_path):
 
     record = plan_record("seed_join")
     op = SparkSqlLineageOperator(task_id="t", sql=SQL)
-    report = op._extract(JobResult(records=[record], statements=[{"index": 0, "status": "ok"}]))
+    report = op.lineage_reporter.extract(JobResult(records=[record], statements=[{"index": 0, "status": "ok"}]))
     assert [s.method for s in report.statements] == ["plan"]
 
 
@@ -42,16 +42,17 @@ def test_a_run_fills_the_schema_cache_that_the_next_start_reads(monkeypatch, tmp
 
     from airflow.sdk import DAG
 
-    from airflow_lineage_provider.operators.spark_lineage import SparkSqlLineageOperator, default_schema_cache
+    from airflow_lineage_provider.lineage.sql.static import default_cache_path as default_schema_cache
+    from airflow_lineage_provider.operators.spark_lineage import SparkSqlLineageOperator
 
     monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path))
     with DAG("cache_dag", schedule=None):
         op = SparkSqlLineageOperator(task_id="build", sql=SEED_INSERT)
-    [before] = op._static_lineage().statements
+    [before] = op.lineage_reporter.static.lineage().statements
     assert before.confidence < 1.0 and any("dwd_users" in w for w in before.warnings)
 
     record = plan_record("seed_join")
-    op._extract(JobResult(records=[record], statements=[{"index": 0, "status": "ok"}]))
+    op.lineage_reporter.extract(JobResult(records=[record], statements=[{"index": 0, "status": "ok"}]))
     path = tmp_path / "lineage" / "schema_cache" / "cache_dag" / "build.json"
     assert default_schema_cache("cache_dag", "build") == str(path)
     tables = json.loads(path.read_text())["tables"]
@@ -60,7 +61,7 @@ def test_a_run_fills_the_schema_cache_that_the_next_start_reads(monkeypatch, tmp
     assert [c for c, _ in tables["spark_catalog.demo.dwd_users"]] == ["id", "name", "company_name", "birthday", "ts",
                                                                        "p"]
 
-    [after] = op._static_lineage().statements
+    [after] = op.lineage_reporter.static.lineage().statements
     assert after.warnings == () and after.confidence == 1.0
     columns = {c: {(i.table.rsplit(".", 1)[-1], i.field, i.subtype) for i in ins} for c, ins in after.columns}
     assert columns["name"] == {("ods_users", "name", "TRANSFORMATION"), ("dim_company", "company_name", "TRANSFORMATION")}
@@ -75,10 +76,10 @@ def test_schema_cache_can_be_switched_off_or_placed(monkeypatch, tmp_path):
     monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "home"))
     record = plan_record("seed_join")
     result = JobResult(records=[record], statements=[{"index": 0, "status": "ok"}])
-    SparkSqlLineageOperator(task_id="off", sql=SEED_INSERT, schema_cache=False)._extract(result)
+    SparkSqlLineageOperator(task_id="off", sql=SEED_INSERT, schema_cache=False).lineage_reporter.extract(result)
     assert not (tmp_path / "home").exists()
     placed = tmp_path / "shared" / "cache.json"
-    SparkSqlLineageOperator(task_id="placed", sql=SEED_INSERT, schema_cache=str(placed))._extract(result)
+    SparkSqlLineageOperator(task_id="placed", sql=SEED_INSERT, schema_cache=str(placed)).lineage_reporter.extract(result)
     assert "spark_catalog.demo.dim_company" in json.loads(placed.read_text())["tables"]
 
 
@@ -104,6 +105,6 @@ def test_an_empty_script_starts_no_spark_and_the_document_says_why(sql, monkeypa
     monkeypatch.setattr(type(op), "hook", property(lambda self: pytest.fail("Spark must not be started")))
     result = op._run_job()
     assert result.records == [] and result.error is None
-    report = op._extract(result)
+    report = op.lineage_reporter.extract(result)
     assert report.statements == ()
     assert report.warnings == ("the SQL has no statement (it is empty or holds only comments): Spark was not started",)

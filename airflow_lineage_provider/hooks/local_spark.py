@@ -1,8 +1,8 @@
 """The embedded local Spark: where its binaries, catalog and warehouse live.
 
-No Airflow import: the hook and the CLI both use it. The embedded Spark keeps a
-Hive catalog (Derby) and a warehouse in one state directory, so tables created
-by one task are there for the next, as they would be on a cluster.
+No Airflow import: the hook and the CLI both launch Spark with it. The embedded Spark keeps
+a Hive catalog (Derby) and a warehouse in one state directory, so tables created by one
+task are there for the next, as they would be on a cluster.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ import time
 from pathlib import Path
 from typing import Callable, Iterator
 
+from airflow_lineage_provider.job import command
 from airflow_lineage_provider.lineage.naming import warehouse_location
 
 LOCAL_MASTER = "local[*]"
 STATE_ENV = "AIRFLOW_LINEAGE_LOCAL_DIR"
-DRIVER = str(Path(__file__).with_name("job") / "driver.py")
+DRIVER = str(Path(__file__).resolve().parents[1] / "job" / "driver.py")
 
 
 def spark_home() -> str:
@@ -100,9 +101,8 @@ def run_driver(dump_dir: str, *, master: str = LOCAL_MASTER, conf: dict[str, str
     """
     # The embedded catalog and warehouse are for local masters; a cluster brings its own.
     merged = {**local_conf(), **(conf or {})} if master.startswith("local") else dict(conf or {})
-    args = ["--dump", dump_dir] + (["--dry-run"] if dry_run else []) + (["--keep-going"] if keep_going else [])
-    if app:
-        args += ["--app", os.path.abspath(app), "--", *app_args]
+    args = command.arguments(dump_dir, dry_run=dry_run, keep_going=keep_going,
+                             app=os.path.abspath(app) if app else None, app_args=app_args)
     env = {**os.environ, **local_env()}
     out = subprocess.DEVNULL if quiet else None
     with catalog_lock(merged, lambda line: print(f"airflow-lineage: {line}", file=sys.stderr, flush=True)):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from airflow_lineage_provider import assets
 from airflow_lineage_provider.lineage.model import ColumnInput, Dataset, LineageReport, StatementLineage
+from airflow_lineage_provider.operators import assets
 
 SRC = Dataset(namespace="file", name="/data/in", table=None)
 DIM = Dataset(namespace="s3://bucket", name="dim/x", table="spark_catalog.default.dim")

@@ -1,9 +1,9 @@
-"""lineage/extract.py: the front door's static lineage names datasets as the plan extractor does."""
+"""lineage/sql/static.py: a task's static lineage names datasets as the plan extractor does."""
 
 from __future__ import annotations
 
-from airflow_lineage_provider import local_spark
-from airflow_lineage_provider.lineage.extract import static
+from airflow_lineage_provider.hooks import local_spark
+from airflow_lineage_provider.lineage.sql.static import static
 from tests.helpers import SRC_DST as SQL
 
 

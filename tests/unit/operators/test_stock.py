@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_lineage_provider import stock
+from airflow_lineage_provider import conf
+from airflow_lineage_provider.operators import stock
 
 
 @pytest.fixture
@@ -29,7 +30,7 @@ def sql_task(**kwargs):
 def test_the_option_is_off_by_default_and_nothing_is_taken(monkeypatch):
     monkeypatch.delenv("AIRFLOW__COLUMN_LINEAGE__STOCK_SPARK_OPERATORS", raising=False)
     task = submit_task()
-    assert stock.enabled() is False
+    assert conf.stock_spark_operators() is False
     assert stock.adopt(task) is False and type(task).__module__.startswith("airflow.providers")
 
 
@@ -38,7 +39,7 @@ def test_a_taken_task_keeps_its_class_name_and_task_type(option_on):
         stock_class = type(task)
         assert stock.adopt(task) is True
         assert type(task).__name__ == name and task.task_type == name
-        assert isinstance(task, stock_class) and type(task).__module__ == "airflow_lineage_provider.stock"
+        assert isinstance(task, stock_class) and type(task).__module__ == "airflow_lineage_provider.operators.stock"
         assert stock.adopt(task) is False  # once
 
 
@@ -113,12 +114,10 @@ def test_a_failure_of_ours_before_spark_starts_runs_the_stock_execute(option_on,
         ran.append(self.task_id)
         return "stock result"
 
-    twin = task._lineage_twin
-
-    def broken(context):
+    def broken(hook, context):
         raise OSError("no space left for the dump")
 
-    twin.run_with_lineage = broken
+    task._run_job = broken
     stock_class.execute = stock_execute
     try:
         assert task.execute({}) == "stock result"
