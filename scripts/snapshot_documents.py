@@ -32,6 +32,7 @@ from plan_extract import wide_query  # noqa: E402 - bench/ is put on the path ab
 from airflow_lineage_provider.lineage.plan import digest, resolve  # noqa: E402
 from airflow_lineage_provider.lineage.sql import SqlExtractor  # noqa: E402
 from tests.helpers import DATA, PLANS, TPCDS, analyzed_record, capture_tpcds, create_tpcds_schema  # noqa: E402
+from tests.integration.case import prepare  # noqa: E402
 from tests.integration.corpus import CASES  # noqa: E402
 
 WIDTHS = (250, 500, 1000)
@@ -55,7 +56,10 @@ def capture() -> dict[str, dict[str, Any]]:
         if stmt.strip():
             spark.sql(stmt)
     spark.sql("USE corpus")
-    records = {f"corpus/{case.name}": analyzed_record(spark, case.sql) for case in CASES}
+    records = {}
+    for case in CASES:
+        prepare(spark, case)  # the tables and views the case reads
+        records[f"corpus/{case.name}"] = analyzed_record(spark, case.sql)
     create_tpcds_schema(spark)
     records.update({f"tpcds/{name}": record for name, _, record in capture_tpcds(spark)})
     spark.sql("USE tpcds")
@@ -78,8 +82,13 @@ def documents(records: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     tpcds = SqlExtractor(database="tpcds")
     tpcds.run((TPCDS / "schema.sql").read_text())
 
-    def static(base: SqlExtractor, sql: str) -> list[dict[str, Any]]:
-        return [s.to_dict() for s in SqlExtractor(catalog=base.catalog.copy()).statement(sql, 0)]
+    setups = {f"corpus/{case.name}": case.setup for case in CASES}
+
+    def static(base: SqlExtractor, sql: str, setup: str = "") -> list[dict[str, Any]]:
+        extractor = SqlExtractor(catalog=base.catalog.copy())
+        if setup:
+            extractor.run(setup)
+        return [s.to_dict() for s in extractor.statement(sql, 0)]
 
     docs = {}
     for key, record in records.items():
@@ -87,7 +96,7 @@ def documents(records: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         doc = {"plan": resolve.extract(record).to_dict(), "lean_names": lean["names"], "lean_target": lean["target"],
                "lean_schemas": lean["schemas"], "lean_warnings": lean["warnings"], "lean_nodes": len(lean["nodes"])}
         if key.startswith("corpus/"):
-            doc["static"] = static(corpus, record["sql"])
+            doc["static"] = static(corpus, record["sql"], setups.get(key, ""))
         elif key.startswith("tpcds/"):
             doc["static"] = static(tpcds, record["sql"])
         elif key.startswith("wide/"):

@@ -2,7 +2,7 @@
 
 A ``LineageReport`` is a list of ``StatementLineage``, one per write (or per bare
 query) of a submitted script. ``to_dict``/``from_dict`` give the JSON document
-``airflow-lineage/1`` described in the README; nothing else defines its shape.
+``airflow-lineage/1`` described in docs/document.md; nothing else defines its shape.
 """
 
 from __future__ import annotations

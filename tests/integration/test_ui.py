@@ -6,7 +6,7 @@ The browser signs in through Airflow's login page and opens the tabs the way a p
 the Airflow UI, which puts the plugin's page in an iframe.
 
 Screenshots go to the test's temporary directory; with UPDATE_SCREENSHOTS=1 they also replace
-those in docs/images/ that the README shows.
+those in docs/images/ that the README and docs/ui.md show.
 """
 
 from __future__ import annotations
