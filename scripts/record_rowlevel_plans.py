@@ -93,11 +93,11 @@ def record(directory: str) -> dict[str, dict]:
 
 
 def main() -> int:
-    directory = tempfile.mkdtemp(prefix="rowlevel-plans-")
-    for name, found in record(directory).items():
-        text = json.dumps(found).replace(directory, "/wh")
-        (PLANS / f"{name}.json").write_text(text + "\n")
-        print(f"{name}: {found['plan'][0]['class'].rsplit('.', 1)[-1]}, {len(text)} characters")
+    with tempfile.TemporaryDirectory(prefix="rowlevel-plans-", ignore_cleanup_errors=True) as directory:
+        for name, found in record(directory).items():
+            text = json.dumps(found).replace(directory, "/wh")
+            (PLANS / f"{name}.json").write_text(text + "\n")
+            print(f"{name}: {found['plan'][0]['class'].rsplit('.', 1)[-1]}, {len(text)} characters")
     return 0
 
 
