@@ -91,7 +91,7 @@ def digest(record: dict[str, Any]) -> dict[str, Any]:
     top = builder.node(query)
     builder.note_relations(query)
     if write and write[0] is None and root.cls in ROW_LEVEL_COMMANDS:
-        target = builder.row_level_target(root)
+        target = builder.row_level.target(root)
         write = (target, query, None)
     out = {k: v for k, v in record.items() if k not in ("plan", "extras")}
     out.update(
@@ -111,7 +111,7 @@ def digest(record: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class _Digest(RowLevel):
+class _Digest:
     """Builds the lean node table of one plan; each raw node is digested once."""
 
     def __init__(self, root: Tree, extras: dict[str, Any]) -> None:
@@ -132,6 +132,8 @@ class _Digest(RowLevel):
         # each time: every tree cached is kept alive here, or a freed one's id could be handed to a
         # later tree, which would then read the cache entry of another node.
         self._alive: list[Tree] = []
+        # MERGE, UPDATE and DELETE: a collaborator that builds their nodes with this builder's methods.
+        self.row_level = RowLevel(self)
 
     def warn(self, message: str) -> None:
         if message not in self.warnings:
@@ -169,7 +171,7 @@ class _Digest(RowLevel):
         if cls == "WithCTE":
             return self.output(node.children[-1])
         if cls in ROW_LEVEL_COMMANDS:
-            return self.row_level_columns(node)
+            return self.row_level.columns(node)
         if cls == "LateralJoin":
             right = _lateral_plan(node)
             return self.output(node.children[0]) + (self.output(right) if right is not None else [])
@@ -201,7 +203,8 @@ class _Digest(RowLevel):
         self._lean_outputs.append(output)
         return len(self.nodes) - 1
 
-    def _leaf(self, kind: str, node: Tree, **fields: Any) -> int:
+    def leaf(self, kind: str, node: Tree, **fields: Any) -> int:
+        """Add the lean node of ``kind`` standing for ``node``: its outputs, or a definition whose outputs follow."""
         output = [e for e, _ in self.output(node)]
         if kind == DEF:  # most outputs follow from the definitions and the children: not written twice
             for lean in ({"k": kind, **fields}, {"k": kind, "p": 1, **fields}):
@@ -214,18 +217,18 @@ class _Digest(RowLevel):
         kids = node.children
         if cls in PASS_THROUGH:
             if not kids:
-                return self._leaf(CONST, node)
+                return self.leaf(CONST, node)
             child = self.node(kids[0])
             if cls == "Filter":
-                self._condition(node.expr("condition"), FILTER, [child])
+                self.condition(node.expr("condition"), FILTER, [child])
             elif cls == "Sort":
                 for order in node.exprs("order"):
-                    self._condition(order, SORT, [child])
+                    self.condition(order, SORT, [child])
             return child
         if cls in RELATIONS:
-            return self._leaf(REL, node, ds=self._dataset(node), n=[n for _, n in self.output(node)])
+            return self.leaf(REL, node, ds=self._dataset(node), n=[n for _, n in self.output(node)])
         if cls in CONSTANT_LEAVES:
-            return self._leaf(CONST, node)
+            return self.leaf(CONST, node)
         if cls == "WithCTE":
             for definition in kids[:-1]:
                 self.node(definition)
@@ -238,34 +241,34 @@ class _Digest(RowLevel):
                 self.conds.append([FILTER, [], [], [self.node(kids[1])], True])
             return left
         if cls == "Union":
-            return self._leaf(MAP, node, c=[self.node(k) for k in kids])
+            return self.leaf(MAP, node, c=[self.node(k) for k in kids])
         if cls == "UnionLoop":
             return self._union_loop(node)
         if cls == "UnionLoopRef":
             # Reads what the loop has made so far: its anchor's rows and its own. The recursion that
             # holds this reference is not built yet: its node is filled in by _union_loop.
-            found = self._leaf(MAP, node, c=[], loop=1)
+            found = self.leaf(MAP, node, c=[], loop=1)
             self._loop_refs.setdefault(node.fields.get("loopId"), []).append(found)
             return found
         if cls == "Expand":
             return self._expand(node)
         if cls in ROW_LEVEL_COMMANDS:
-            return self.row_level(node)
+            return self.row_level.build(node)
         children = [self.node(k) for k in kids]
         if cls == "Project":
             return self._defining(node, children, "projectList")
         if cls == "Aggregate":
             for g in node.exprs("groupingExpressions"):
-                self._condition(g, GROUP_BY, children)
+                self.condition(g, GROUP_BY, children)
             return self._defining(node, children, "aggregateExpressions")
         if cls == "Window":
             for key in node.exprs("partitionSpec") + node.exprs("orderSpec"):
-                self._condition(key, WINDOW, children)
+                self.condition(key, WINDOW, children)
             return self._defining(node, children, "windowExpressions")
         if cls == "Join":
             kind = FILTER if _join_type(node) in SEMI_JOINS else JOIN
-            self._condition(node.expr("condition"), kind, children)
-            return self._leaf(DEF, node, c=children, d=[])
+            self.condition(node.expr("condition"), kind, children)
+            return self.leaf(DEF, node, c=children, d=[])
         if cls == "Generate":
             return self._generate(node, children)
         if cls == "ScriptTransformation":
@@ -274,8 +277,8 @@ class _Digest(RowLevel):
             right = _lateral_plan(node)
             if right is not None:
                 children.append(self.node(right))
-            self._condition(node.expr("condition"), JOIN, children)
-            return self._leaf(DEF, node, c=children, d=[])
+            self.condition(node.expr("condition"), JOIN, children)
+            return self.leaf(DEF, node, c=children, d=[])
         return self._unknown(node, children)
 
     def _defining(self, node: Tree, children: list[int], field_name: str) -> int:
@@ -288,17 +291,17 @@ class _Digest(RowLevel):
             if eid is None or eid in seen:
                 continue
             seen.add(eid)
-            defs += (eid, self._expression(e, children))
+            defs += (eid, self.expression(e, children))
         if conditional:
             for e in node.exprs(field_name):
-                self._conditional_refs(e, children)
-        return self._leaf(DEF, node, c=children, d=defs)
+                self.conditional_refs(e, children)
+        return self.leaf(DEF, node, c=children, d=defs)
 
     def _generate(self, node: Tree, children: list[int]) -> int:
         generator = node.expr("generator")
         defs: list[list[Any]] = []
         if generator is not None:
-            text, refs, *subs = self._expression(generator, children)
+            text, refs, *subs = self.expression(generator, children)
             # A generator's output is never the input value itself: at least a transformation.
             refs = [r if i % 2 == 0 else max(r >> 3, 1) << 3 | r & 7 for i, r in enumerate(refs)]
             for e in node.exprs("generatorOutput"):
@@ -309,7 +312,7 @@ class _Digest(RowLevel):
             for e in node.exprs("generatorOutput"):
                 if ex.expr_id(e) is not None:
                     defs += (ex.expr_id(e), None)
-        return self._leaf(DEF, node, c=children, d=defs)
+        return self.leaf(DEF, node, c=children, d=defs)
 
     def _script(self, node: Tree, children: list[int]) -> int:
         """TRANSFORM ... USING: an external program turns the input rows into the output rows, so
@@ -322,7 +325,7 @@ class _Digest(RowLevel):
         defs: list[Any] = []
         for eid, _ in self.output(node):
             defs += (eid, [text, refs])
-        return self._leaf(DEF, node, c=children, d=defs)
+        return self.leaf(DEF, node, c=children, d=defs)
 
     def _union_loop(self, node: Tree) -> int:
         """WITH RECURSIVE: output i is the anchor's output i and the recursion's output i; the
@@ -333,15 +336,15 @@ class _Digest(RowLevel):
         recursion = self.node(node.children[1])
         for ref in self._loop_refs.pop(node.fields.get("id"), ()):
             self.nodes[ref]["c"] = [anchor, recursion]
-        return self._leaf(MAP, node, c=[anchor, recursion])
+        return self.leaf(MAP, node, c=[anchor, recursion])
 
     def _expand(self, node: Tree) -> int:
         """GROUPING SETS / ROLLUP / CUBE / UNPIVOT: one projection per output row kind."""
         children = [self.node(k) for k in node.children]
         rows = node.expr_rows("projections") or self._expand_rows(node)
         if rows:
-            lean_rows = [[self._expression(e, children) for e in row] for row in rows]
-            return self._leaf(EXPAND, node, c=children, rows=lean_rows)
+            lean_rows = [[self.expression(e, children) for e in row] for row in rows]
+            return self.leaf(EXPAND, node, c=children, rows=lean_rows)
         # No projections at all: Spark's grouping analytics put the child's columns first,
         # then fresh copies of the group-by columns (same names), then the grouping id.
         child_output = self.output(node.children[0]) if node.children else []
@@ -357,7 +360,7 @@ class _Digest(RowLevel):
                 renames.append(None)
                 if name not in ("spark_grouping_id", "gid"):
                     self.warn(f"Expand without projections: no source found for {name}")
-        return self._leaf(REN, node, c=children[:1], r=renames)
+        return self.leaf(REN, node, c=children[:1], r=renames)
 
     def _expand_rows(self, node: Tree) -> list[list[Tree]]:
         """Projections the capture read from the JVM where Spark's JSON left them out."""
@@ -373,9 +376,9 @@ class _Digest(RowLevel):
         definition = self._cte_defs.get(int(node.fields.get("cteId", -1)))
         if definition is None or not definition.children:
             self.warn(f"CTE reference {node.fields.get('cteId')} has no definition in the plan")
-            return self._leaf(CONST, node)
+            return self.leaf(CONST, node)
         source = self.node(definition.children[0])
-        return self._leaf(MAP, node, c=[source])
+        return self.leaf(MAP, node, c=[source])
 
     def _unknown(self, node: Tree, children: list[int]) -> int:
         self.warn(f"unknown plan node {node.cls}: lineage passed through on a best-effort basis")
@@ -388,20 +391,21 @@ class _Digest(RowLevel):
                 eid = ex.expr_id(e)
                 if e.cls == "Alias" and eid is not None and eid not in seen:
                     seen.add(eid)
-                    defs += (eid, self._expression(e, children))
-        return self._leaf(DEF, node, c=children, d=defs)
+                    defs += (eid, self.expression(e, children))
+        return self.leaf(DEF, node, c=children, d=defs)
 
     # -- relations ---------------------------------------------------------------------------
 
     def _dataset(self, node: Tree) -> int:
-        dataset = self._name_relation(node)
+        dataset = self.name_relation(node)
         index = self._dataset_index.get(dataset)
         if index is None:
             index = self._dataset_index[dataset] = len(self.datasets)
             self.datasets.append(dataset)
         return index
 
-    def _name_relation(self, node: Tree) -> Dataset:
+    def name_relation(self, node: Tree) -> Dataset:
+        """The dataset a relation reads: its catalog name and where the capture found it stored."""
         meta = node.get("catalogTable") or node.get("tableMeta") or node.get("table")
         table = naming.table_name(meta.get("identifier")) if isinstance(meta, dict) else None
         out = self.output(node)
@@ -444,7 +448,9 @@ class _Digest(RowLevel):
 
     # -- expressions ---------------------------------------------------------------------------
 
-    def _expression(self, expression: Tree, children: list[int]) -> list[Any]:
+    def expression(self, expression: Tree, children: list[int]) -> list[Any]:
+        """The lean form of an expression over ``children``: its text, the columns it reads with their
+        roles, and its subqueries."""
         refs: list[int] = []
         paths: list[str] = []
         for r in ex.references(expression):
@@ -467,7 +473,8 @@ class _Digest(RowLevel):
                     self.outer.add(ref.expr_id)
         return out
 
-    def _condition(self, expression: Tree | None, subtype: str, scope: list[int]) -> None:
+    def condition(self, expression: Tree | None, subtype: str, scope: list[int]) -> None:
+        """The columns (and subqueries) an expression reads, as a statement-level input of ``subtype``."""
         if expression is None:
             return
         found = ex.references(expression)
@@ -478,7 +485,8 @@ class _Digest(RowLevel):
             self.conds.append([subtype, refs, subs, scope, False, paths] if any(paths)
                               else [subtype, refs, subs, scope, False])
 
-    def _conditional_refs(self, expression: Tree, scope: list[int]) -> None:
+    def conditional_refs(self, expression: Tree, scope: list[int]) -> None:
+        """The columns that only decide a value (a CASE's WHEN, an IF's test) as CONDITIONAL inputs."""
         refs = [r.expr_id for r in ex.references(expression) if r.conditional]
         if refs:
             self.conds.append([CONDITIONAL, refs, [], scope, False])

@@ -24,14 +24,15 @@ clauses; rows carried over unchanged (copy-on-write rewrites every row of a file
 or discarded write nothing, and the operation, row id and metadata columns of the
 rewrite (``__row_operation``, ``_file``, ``_pos``) are never target columns.
 
-This module is a mixin of the digest's builder (``digest._Digest``): it uses the
-builder's nodes, expressions and conditions, and the digest calls it for the
-commands ``writes.ROW_LEVEL`` names.
+``RowLevel`` is a collaborator of the digest's builder (``digest._Digest``): made with the builder,
+it builds these nodes with the builder's nodes, expressions and conditions (``Builder`` names
+exactly those), and the builder calls it for the commands ``writes.ROW_LEVEL_COMMANDS`` names.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Protocol
 
 from airflow_lineage_provider.lineage import naming
 from airflow_lineage_provider.lineage.model import CONDITIONAL, FILTER, IDENTITY, JOIN, Dataset
@@ -47,24 +48,61 @@ _UPDATE, _INSERT, _REINSERT = 2, 3, 4
 _WRITES_VALUES = frozenset({_UPDATE, _INSERT, _REINSERT})
 _NULL: list[Any] = ["NULL", []]  # a value with no source: a column an INSERT clause leaves out
 
+_Output = Callable[[Tree], list[tuple[int, str]]]
 
+
+class Builder(Protocol):
+    """What the row-level handling asks of the digest's builder: the lean plan is one table of
+    nodes and conditions, so a row-level command's node is built by the builder that builds the
+    plans under it. (A protocol: the digest imports this module, which cannot import it back.)"""
+
+    @property
+    def extras(self) -> Mapping[str, Any]:
+        """What the capture read beside the plan JSON (the written table's name and location)."""
+
+    @property
+    def conds(self) -> list[list[Any]]:
+        """The statement's condition entries so far (a rewritten MERGE's anti join is retyped)."""
+
+    def output(self, node: Tree) -> list[tuple[int, str]]: ...
+
+    def node(self, node: Tree) -> int: ...
+
+    def leaf(self, kind: str, node: Tree, **fields: Any) -> int: ...
+
+    def note_relations(self, query: Tree) -> None: ...
+
+    def name_relation(self, node: Tree) -> Dataset: ...
+
+    def expression(self, expression: Tree, children: list[int]) -> list[Any]: ...
+
+    def condition(self, expression: Tree | None, subtype: str, scope: list[int]) -> None: ...
+
+    def conditional_refs(self, expression: Tree, scope: list[int]) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
 class _Clause:
     """One WHEN clause (or the UPDATE itself): its values by target exprId, and whether the
     columns it does not name keep their value (UPDATE) or are NULL (INSERT)."""
 
-    __slots__ = ("values", "keeps")
-
-    def __init__(self, values: dict[int, list[Tree]], keeps: bool) -> None:
-        self.values = values
-        self.keeps = keeps
+    values: dict[int, list[Tree]]
+    keeps: bool
 
 
 class RowLevel:
-    """The digest's handling of MERGE INTO, UPDATE and DELETE FROM (a mixin of ``_Digest``)."""
+    """The digest's handling of MERGE INTO, UPDATE and DELETE FROM, built with the digest's builder."""
+
+    def __init__(self, builder: Builder) -> None:
+        self._builder = builder
+        # Per command node (by id), what was read of it. The node is kept in the value: while it
+        # lives, its id cannot be handed to another tree.
+        self._rewrites: dict[int, tuple[Tree, _Rewrite]] = {}
+        self._clause_lists: dict[int, tuple[Tree, list[_Clause]]] = {}
 
     # -- what the digest asks -----------------------------------------------------------------
 
-    def row_level_columns(self, node: Tree) -> list[tuple[int, str]]:
+    def columns(self, node: Tree) -> list[tuple[int, str]]:
         """(exprId, name) of the target columns some clause writes, in the table's order."""
         if node.cls in REWRITTEN:
             rewrite = self._rewrite(node)
@@ -72,39 +110,40 @@ class RowLevel:
         written: set[int] = set()
         for clause in self._clauses(node):
             if clause.keeps:
-                return self.output(_target_plan(node))  # type: ignore[attr-defined]
+                return self._builder.output(_target_plan(node))
             written.update(clause.values)
-        return [(e, name) for e, name in self.output(_target_plan(node)) if e in written]  # type: ignore[attr-defined]
+        return [(e, name) for e, name in self._builder.output(_target_plan(node)) if e in written]
 
-    def row_level(self, node: Tree) -> int:
+    def build(self, node: Tree) -> int:
         """The lean EXPAND node of a row-level command: one row of values per clause."""
         if node.cls in REWRITTEN:
             return self._rewritten(node)
+        builder = self._builder
         target_plan = _target_plan(node)
-        children = [self.node(target_plan)]  # type: ignore[attr-defined]
+        children = [builder.node(target_plan)]
         source = node.children[1] if node.cls == "MergeIntoTable" and len(node.children) > 1 else None
         if source is not None:
-            children.append(self.node(source))  # type: ignore[attr-defined]
-        self.note_relations(node)  # type: ignore[attr-defined]
+            children.append(builder.node(source))
+        builder.note_relations(node)
         condition = node.expr("mergeCondition") if node.cls == "MergeIntoTable" else node.expr("condition")
-        self._condition(condition, JOIN if node.cls == "MergeIntoTable" else FILTER, children)  # type: ignore
+        builder.condition(condition, JOIN if node.cls == "MergeIntoTable" else FILTER, children)
         for action in _actions(node):
-            self._condition(action.expr("condition"), CONDITIONAL, children)  # type: ignore[attr-defined]
-        columns = self.row_level_columns(node)
+            builder.condition(action.expr("condition"), CONDITIONAL, children)
+        columns = self.columns(node)
         rows: list[list[Any]] = []
         for clause in self._clauses(node):
             rows.extend(self._rows(clause, columns, children))
-        return self._leaf(EXPAND, node, c=children, rows=rows)  # type: ignore[attr-defined]
+        return builder.leaf(EXPAND, node, c=children, rows=rows)
 
-    def row_level_target(self, node: Tree) -> Dataset | None:
+    def target(self, node: Tree) -> Dataset | None:
         """The written table: the relation under the command's target plan."""
         mode = MODES.get(node.cls) or self._rewrite(node).mode
-        write = self.extras.get("write") or {}  # type: ignore[attr-defined]
+        write = self._builder.extras.get("write") or {}
         if node.cls in REWRITTEN and write.get("table"):
             return naming.from_location(write.get("location"), table=write["table"], mode=mode)
         for found in _target_plan(node).walk():
             if found.cls in ("LogicalRelation", "HiveTableRelation", "DataSourceV2Relation"):
-                dataset = self._name_relation(found)  # type: ignore[attr-defined]
+                dataset = self._builder.name_relation(found)
                 return Dataset(namespace=dataset.namespace, name=dataset.name, table=dataset.table, mode=mode)
         table = write.get("table")
         return naming.from_location(None, table=table, mode=mode) if table else None
@@ -112,47 +151,49 @@ class RowLevel:
     # -- the rewritten shapes --------------------------------------------------------------------
 
     def _rewrite(self, node: Tree) -> _Rewrite:
-        cached = node._cache.get("rewrite")
+        cached = self._rewrites.get(id(node))
         if cached is None:
-            cached = node._cache["rewrite"] = _read_rewrite(node, self.output)  # type: ignore[attr-defined]
-        return cached
+            cached = self._rewrites[id(node)] = (node, _read_rewrite(node, self._builder.output))
+        return cached[1]
 
     def _anti_join_is_the_merge_condition(self, rewrite: _Rewrite, before: int) -> None:
         """Spark turned the MERGE's ON condition into the anti join that finds the rows to insert:
         it is the statement's JOIN condition, as in the MERGE the user wrote, not a filter."""
         join = rewrite.below[0] if rewrite.below else None
-        if join is None or join.cls != "Join" or join.expr("condition") is None:
+        condition = join.expr("condition") if join is not None and join.cls == "Join" else None
+        if condition is None:
             return
-        refs = [r.expr_id for r in ex.references(join.expr("condition"))]
-        for cond in self.conds[before:]:  # type: ignore[attr-defined]
+        refs = [r.expr_id for r in ex.references(condition)]
+        for cond in self._builder.conds[before:]:
             if cond[0] == FILTER and cond[1] == refs:
                 cond[0] = JOIN
 
     def _rewritten(self, node: Tree) -> int:
+        builder = self._builder
         rewrite = self._rewrite(node)
-        before = len(self.conds)  # type: ignore[attr-defined]
-        children = [self.node(plan) for plan in rewrite.below]  # type: ignore[attr-defined]
+        before = len(builder.conds)
+        children = [builder.node(plan) for plan in rewrite.below]
         if node.cls == "InsertOnlyMerge":
             self._anti_join_is_the_merge_condition(rewrite, before)
-        self.note_relations(node)  # type: ignore[attr-defined]
+        builder.note_relations(node)
         if not rewrite.merge:  # an UPDATE's or DELETE's WHERE; a MERGE's ON is its join's condition
-            self._condition(node.expr("condition"), FILTER, children)  # type: ignore[attr-defined]
+            builder.condition(node.expr("condition"), FILTER, children)
         for condition in rewrite.conditions:
-            self._condition(condition, CONDITIONAL, children)  # type: ignore[attr-defined]
+            builder.condition(condition, CONDITIONAL, children)
         rows = [[self._value(value, children) for value in row] for row in rewrite.rows]
-        return self._leaf(EXPAND, node, c=children, rows=rows)  # type: ignore[attr-defined]
+        return builder.leaf(EXPAND, node, c=children, rows=rows)
 
     # -- clauses --------------------------------------------------------------------------------
 
     def _clauses(self, node: Tree) -> list[_Clause]:
-        cached = node._cache.get("clauses")
+        cached = self._clause_lists.get(id(node))
         if cached is None:
             if node.cls == "UpdateTable":
-                cached = [_Clause(_assigned(node.exprs("assignments")), keeps=True)]
+                clauses = [_Clause(_assigned(node.exprs("assignments")), keeps=True)]
             else:
-                cached = [clause for action in _actions(node) if (clause := _clause(action)) is not None]
-            node._cache["clauses"] = cached
-        return cached
+                clauses = [clause for action in _actions(node) if (clause := _clause(action)) is not None]
+            cached = self._clause_lists[id(node)] = (node, clauses)
+        return cached[1]
 
     def _rows(self, clause: _Clause, columns: list[tuple[int, str]], children: list[int]) -> list[list[Any]]:
         """The clause's values in the order of ``columns``; a column given several values (one per
@@ -162,7 +203,7 @@ class RowLevel:
         for position, (eid, _) in enumerate(columns):
             values = clause.values.get(eid)
             if not values:
-                first.append(self._keep(eid, columns) if clause.keeps else _NULL)
+                first.append(_keep(eid, columns) if clause.keeps else _NULL)
                 continue
             lean = [self._value(v, children) for v in values]
             first.append(lean[0])
@@ -173,42 +214,42 @@ class RowLevel:
         return [first, *more]
 
     def _value(self, value: Tree, children: list[int]) -> list[Any]:
-        self._conditional_refs(value, children)  # type: ignore[attr-defined]
-        return self._expression(value, children)  # type: ignore[attr-defined]
+        self._builder.conditional_refs(value, children)
+        return self._builder.expression(value, children)
 
-    @staticmethod
-    def _keep(eid: int, columns: list[tuple[int, str]]) -> list[Any]:
-        """A column the clause leaves as it is: the target's own value, read as it was."""
-        name = next(n for e, n in columns if e == eid)
-        return [name, [eid, ref_code(IDENTITY, False, False, False)]]
+
+def _keep(eid: int, columns: list[tuple[int, str]]) -> list[Any]:
+    """A column the clause leaves as it is: the target's own value, read as it was."""
+    name = next(n for e, n in columns if e == eid)
+    return [name, [eid, ref_code(IDENTITY, False, False, False)]]
 
 
 # -- raw-plan helpers ----------------------------------------------------------------------------
 
+@dataclass(frozen=True, slots=True)
 class _Rewrite:
     """What a ReplaceData / WriteDelta writes: the query's data columns, one row of values per
-    instruction that writes values, the instructions' conditions, and the plan they read."""
+    instruction that writes values, the instructions' conditions, and the plans they read."""
 
-    __slots__ = ("columns", "rows", "conditions", "below", "merge", "mode")
+    columns: list[tuple[int, str]]
+    rows: list[list[Tree]]
+    conditions: list[Tree]
+    below: list[Tree]
+    merge: bool
 
-    def __init__(self, columns: list[tuple[int, str]], rows: list[list[Tree]], conditions: list[Tree],
-                 below: Tree | list[Tree] | None, merge: bool) -> None:
-        self.columns = columns
-        self.rows = rows
-        self.conditions = conditions
-        self.below: list[Tree] = below if isinstance(below, list) else [below] if below is not None else []
-        self.merge = merge
-        self.mode = "merge" if merge else "update" if rows else "delete"
+    @property
+    def mode(self) -> str:
+        return "merge" if self.merge else "update" if self.rows else "delete"
 
 
-def _read_rewrite(node: Tree, output: Any) -> _Rewrite:
+def _read_rewrite(node: Tree, output: _Output) -> _Rewrite:
     query = node.children[0] if node.children else None
     if query is None:
-        return _Rewrite([], [], [], None, merge=False)
+        return _Rewrite([], [], [], [], merge=False)
     table = node.plan("table")
     data = {name for _, name in output(table)} if table is not None else set()
     out = output(query)
-    below = query.children[0] if query.children else None
+    below = list(query.children[:1])
     if node.cls == "InsertOnlyMerge":
         # A MERGE with INSERT clauses only, rewritten into an append of the source rows the target has
         # none of: the values are the projection's, and a column the INSERT leaves out is NULL.

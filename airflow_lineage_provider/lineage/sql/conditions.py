@@ -23,19 +23,20 @@ from airflow_lineage_provider.lineage.model import (
     ColumnInput,
     Origin,
 )
-from airflow_lineage_provider.lineage.sql.render import _Finder
-from airflow_lineage_provider.lineage.sql.roles import _collect, _Ref, field_path
-from airflow_lineage_provider.lineage.sql.shared import _Src
+from airflow_lineage_provider.lineage.sql.render import Finder
+from airflow_lineage_provider.lineage.sql.roles import Ref, collect_refs, field_path
+from airflow_lineage_provider.lineage.sql.shared import Source
 
 # Inside a condition, what is not read as plain columns: queries, and grouping-id bits.
 _NESTED = (exp.Subquery, exp.Select, exp.SetOperation, exp.Grouping, exp.GroupingId)
-_CONDITION_PARTS = _Finder((exp.Column, exp.Dot, *_NESTED), (exp.Column, exp.Dot, *_NESTED))
+_CONDITION_PARTS = Finder((exp.Column, exp.Dot, *_NESTED), (exp.Column, exp.Dot, *_NESTED))
 
 
-class _Conditions:
+class Conditions:
     """Notes the indirect inputs of every scope of a query."""
 
-    def _note_indirect(self, scope: Scope) -> None:
+    def note_indirect(self, scope: Scope) -> None:
+        """The scope's own conditions (WHERE, ON, GROUP BY, HAVING, ORDER BY, ...) as indirect inputs."""
         e = scope.expression
         if isinstance(e, (exp.Intersect, exp.Except)) and len(scope.set_operation_scopes) > 1:
             right = scope.set_operation_scopes[1]
@@ -80,23 +81,23 @@ class _Conditions:
             elif node is not None:
                 self._indirect_expr(scope, node, SORT)
         for p in e.expressions:  # the projections no output column led to (most were noted on the way)
-            if id(p) in self._noted:
+            if id(p) in self.noted:
                 continue
             if isinstance(p.this if isinstance(p, exp.Alias) else p, (exp.Column, exp.Literal)):
                 continue  # nothing in it can be a window or a condition
-            refs: list[_Ref] = []
+            refs: list[Ref] = []
             subs: list[exp.Expression] = []
-            _collect(p, refs, subs, False, False, False, False)
-            self._note_projection(scope, p, refs, subs)
+            collect_refs(p, refs, subs, False, False, False, False)
+            self.note_projection(scope, p, refs, subs)
         for src in self.sources(scope).values():
             if src.kind == "pivot":
                 self._pivot_indirect(src)
 
-    def _note_projection(self, scope: Scope, proj: exp.Expression, refs: list[_Ref],
+    def note_projection(self, scope: Scope, proj: exp.Expression, refs: list[Ref],
                          subs: list[exp.Expression]) -> None:
         """A projection's CASE/IF conditions and window keys: indirect inputs of the statement,
         whether or not an output column reads the projection (Spark's plan keeps them all)."""
-        self._noted.add(id(proj))
+        self.noted.add(id(proj))
         for ref in refs:
             if ref.conditional:
                 self._add_indirect(self._condition_column(scope, ref.column), CONDITIONAL)
@@ -108,9 +109,9 @@ class _Conditions:
                     if spec.args.get("order") is not None:
                         self._indirect_expr(scope, spec.args["order"], WINDOW)
 
-    def _pivot_indirect(self, src: _Src) -> None:
+    def _pivot_indirect(self, src: Source) -> None:
         pivot: exp.Pivot = src.node
-        keep, names, values = self._pivot_parts(src)
+        keep, names, values = self.pivot_parts(src)
         scope = src.outer_scope
         if pivot.args.get("unpivot"):
             if pivot.args.get("include_nulls"):
@@ -135,7 +136,7 @@ class _Conditions:
 
     def _owned(self, scope: Scope, name: str) -> bool:
         for src in self.sources(scope).values():
-            names = self._source_outputs(src)
+            names = self.source_outputs(src)
             if names is not None and name.lower() in (n.lower() for n in names):
                 return True
         return False
@@ -166,7 +167,7 @@ class _Conditions:
             # Grouping / GroupingId (pruned too): a bit of the grouping id, no source column.
 
     def _add_indirect(self, origins: Iterable[Origin], subtype: str) -> None:
-        seen = self._indirect_seen
+        seen = self.indirect_seen
         for o in origins:
             key = (o.table, o.field, subtype, o.masking)
             if key not in seen:  # conditions name the same columns again and again: build each input once

@@ -45,11 +45,11 @@ from airflow_lineage_provider.lineage.model import (
 from airflow_lineage_provider.lineage.schema_cache import SchemaCache
 from airflow_lineage_provider.lineage.sql.catalog import Catalog, TableInfo, ViewLineage, parameter_tables
 from airflow_lineage_provider.lineage.sql.qualify import qualify
-from airflow_lineage_provider.lineage.sql.render import _SPARK, DIALECT
+from airflow_lineage_provider.lineage.sql.render import DIALECT, SPARK_DIALECT
 from airflow_lineage_provider.lineage.sql.rowlevel import MODES as ROW_LEVEL_MODES
 from airflow_lineage_provider.lineage.sql.rowlevel import rewrite as row_level_query
-from airflow_lineage_provider.lineage.sql.scope import _Resolver
-from airflow_lineage_provider.lineage.sql.shared import PARTIAL_CONFIDENCE, UNCHECKED_CONFIDENCE, _Result
+from airflow_lineage_provider.lineage.sql.scope import Resolver
+from airflow_lineage_provider.lineage.sql.shared import PARTIAL_CONFIDENCE, UNCHECKED_CONFIDENCE, Result
 from airflow_lineage_provider.lineage.statements import split_statements
 
 log = logging.getLogger(__name__)
@@ -130,7 +130,7 @@ class SqlExtractor:
             return [_none(index, sql, "a SQL scripting block (BEGIN ... END) is not read by the static extractor: its "
                                       "writes depend on its variables and control flow, and are known when it runs")]
         try:
-            tree = sqlglot.parse_one(_resolve_identifiers(sql), dialect=_SPARK)
+            tree = sqlglot.parse_one(_resolve_identifiers(sql), dialect=SPARK_DIALECT)
         except SqlglotError as e:
             return [_none(index, sql, _parse_failed(e))]
         if isinstance(tree, exp.Use):
@@ -379,14 +379,14 @@ class SqlExtractor:
             opt = _OPTION_PATH.search(m.group("rest") or "")
             path = opt.group(1) if opt else None
         try:
-            query = sqlglot.parse_one(m.group("query"), dialect=_SPARK)
+            query = sqlglot.parse_one(m.group("query"), dialect=SPARK_DIALECT)
         except SqlglotError as e:
             return [_none(index, sql, _parse_failed(e))]
         result = self._lineage(query)
         return [self._document(index, sql, naming.from_location(path, table=None, mode="overwrite"), result,
                                result.columns)]
 
-    def _document(self, index: int, sql: str, target: Dataset | None, result: _Result,
+    def _document(self, index: int, sql: str, target: Dataset | None, result: Result,
                   columns: list[tuple[str, frozenset[Origin]]]) -> StatementLineage:
         warnings = tuple(dict.fromkeys(result.warnings))
         return StatementLineage.of(
@@ -412,10 +412,10 @@ class SqlExtractor:
             self._schema_version = self.catalog.version
         return self._schema
 
-    def _lineage(self, query: exp.Expression) -> _Result:
+    def _lineage(self, query: exp.Expression) -> Result:
         if isinstance(query, exp.Values):
             width = len(query.expressions[0].expressions) if query.expressions else 0
-            return _Result([(f"col{i + 1}", frozenset()) for i in range(width)])
+            return Result([(f"col{i + 1}", frozenset()) for i in range(width)])
         # Rewrites of rare constructs, each walk paid only when the statement's text can hold one.
         text = self._sql.lower()
         if "transform" in text:
@@ -425,7 +425,7 @@ class SqlExtractor:
         qualified, names, using = qualify(query, self._sql, self.catalog.database, self.schema())
         if ".*" in text or ". *" in text:
             self._expand_struct_stars(qualified)
-        result = _Resolver(self.catalog, self._sql, qualified, using).run()
+        result = Resolver(self.catalog, self._sql, qualified, using).run()
         result.columns = [(names.get(c.lower(), c), o) for c, o in result.columns]
         return result
 

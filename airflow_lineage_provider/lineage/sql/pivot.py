@@ -8,17 +8,17 @@ from __future__ import annotations
 from sqlglot import exp
 
 from airflow_lineage_provider.lineage.model import Origin, stronger
-from airflow_lineage_provider.lineage.sql.roles import _collect, _Ref
-from airflow_lineage_provider.lineage.sql.shared import _Src
+from airflow_lineage_provider.lineage.sql.roles import Ref, collect_refs
+from airflow_lineage_provider.lineage.sql.shared import Source
 
 
-class _Pivots:
+class Pivots:
     """Pivot and unpivot columns, and the pivot's indirect inputs."""
 
-    def _pivot_parts(self, src: _Src) -> tuple[list[str], list[str], list[str]]:
+    def pivot_parts(self, src: Source) -> tuple[list[str], list[str], list[str]]:
         """(kept input columns, pivot/name columns, value columns) of a pivot or unpivot."""
         pivot: exp.Pivot = src.node
-        inner = self._source_outputs(src.inner) or []
+        inner = self.source_outputs(src.inner) or []
         field_in = pivot.args.get("fields") or []
         if pivot.args.get("unpivot"):
             used = {c.name.lower() for f in field_in for c in f.find_all(exp.Column)}
@@ -32,17 +32,19 @@ class _Pivots:
         values = [c.name for c in pivot.args.get("columns") or []]
         return keep, sorted(pivot_cols), values
 
-    def _pivot_outputs(self, src: _Src) -> list[str] | None:
-        if self._source_outputs(src.inner) is None:
+    def pivot_outputs(self, src: Source) -> list[str] | None:
+        """Column names a pivot or unpivot offers; ``None`` when its input's are unknown."""
+        if self.source_outputs(src.inner) is None:
             return None
-        keep, names, values = self._pivot_parts(src)
+        keep, names, values = self.pivot_parts(src)
         if src.node.args.get("unpivot"):
             return keep + names + values
         return keep + values
 
-    def _pivot_column(self, src: _Src, name: str) -> frozenset[Origin]:
+    def pivot_column(self, src: Source, name: str) -> frozenset[Origin]:
+        """Source columns of a pivot's or unpivot's output column ``name``."""
         pivot: exp.Pivot = src.node
-        keep, names, values = self._pivot_parts(src)
+        keep, names, values = self.pivot_parts(src)
         scope = src.outer_scope
         lower = name.lower()
         if pivot.args.get("unpivot"):
@@ -67,8 +69,8 @@ class _Pivots:
             agg = aggs[pos % len(aggs)] if aggs else None
             if agg is None:
                 return frozenset()
-            refs: list[_Ref] = []
-            _collect(agg.this if isinstance(agg, exp.Alias) else agg, refs, [], False, False, False, False)
+            refs: list[Ref] = []
+            collect_refs(agg.this if isinstance(agg, exp.Alias) else agg, refs, [], False, False, False, False)
             text = self.render(agg.this if isinstance(agg, exp.Alias) else agg)
             out = set()
             for ref in refs:

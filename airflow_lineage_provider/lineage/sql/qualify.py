@@ -15,9 +15,10 @@ from sqlglot.optimizer.qualify_tables import qualify_tables
 from sqlglot.schema import MappingSchema
 
 from airflow_lineage_provider.lineage.model import SPARK_CATALOG
-from airflow_lineage_provider.lineage.sql.render import _SPARK, _Finder
+from airflow_lineage_provider.lineage.sql.render import SPARK_DIALECT, Finder
 
-_FILE_FORMATS = frozenset({"parquet", "orc", "json", "csv", "text", "avro", "delta", "binaryfile"})
+# ``parquet.`/path``` reads files, not a table of database ``parquet``: the formats Spark reads by path.
+FILE_FORMATS = frozenset({"parquet", "orc", "json", "csv", "text", "avro", "delta", "binaryfile"})
 
 
 def qualify(query: exp.Expression, sql: str, db: str, schema: MappingSchema
@@ -29,9 +30,9 @@ def qualify(query: exp.Expression, sql: str, db: str, schema: MappingSchema
     names, using = _prepare(query, walk="`" in text or "using" in text or "natural" in text)
     # sqlglot's qualify, step by step: the steps it takes for validation, quoting and dot-part
     # recovery are of no use here, and its table step is mostly done by one walk of our own.
-    query = normalize_identifiers(query, dialect=_SPARK)
+    query = normalize_identifiers(query, dialect=SPARK_DIALECT)
     if not _qualify_tables(query, db):
-        query = qualify_tables(query, db=db, catalog=SPARK_CATALOG, dialect=_SPARK)
+        query = qualify_tables(query, db=db, catalog=SPARK_CATALOG, dialect=SPARK_DIALECT)
     return qualify_columns(query, schema), names, using
 
 
@@ -60,7 +61,7 @@ def _prepare(query: exp.Expression, walk: bool = True) -> tuple[dict[str, str], 
     using: dict[int, str] = {}
     for node in query.find_all(exp.Table, exp.Join) if walk else ():
         if isinstance(node, exp.Table):
-            if node.db and node.db.lower() in _FILE_FORMATS and isinstance(node.this, exp.Identifier):
+            if node.db and node.db.lower() in FILE_FORMATS and isinstance(node.this, exp.Identifier):
                 node.this.meta["case_sensitive"] = True  # a path: qualify lower-cases every other name
         elif node.args.get("using") or str(node.args.get("method") or "").upper() == "NATURAL":
             side = str(node.args.get("side") or "").upper()
@@ -74,7 +75,7 @@ def _prepare(query: exp.Expression, walk: bool = True) -> tuple[dict[str, str], 
 
 # Sources sqlglot's qualify_tables gives names or default columns to, or rewrites.
 _TABLE_WORK = (exp.Lateral, exp.Unnest, exp.Values, exp.Pivot, exp.TableFromRows)
-_TABLE_PARTS = _Finder((exp.Table, exp.With, exp.Subquery, exp.Column, *_TABLE_WORK), (exp.Table, exp.Column))
+_TABLE_PARTS = Finder((exp.Table, exp.With, exp.Subquery, exp.Column, *_TABLE_WORK), (exp.Table, exp.Column))
 
 
 def _qualify_tables(query: exp.Expression, db: str) -> bool:
@@ -147,13 +148,13 @@ def _names(db: str) -> tuple[tuple[str, bool], tuple[str, bool]]:
     """(name, quoted) of the database and catalog identifiers ``qualify_tables`` would give a table."""
     found = _NAMES.get(db)
     if found is None:
-        ids = [normalize_identifiers(exp.parse_identifier(name, dialect=_SPARK), dialect=_SPARK)
+        ids = [normalize_identifiers(exp.parse_identifier(name, dialect=SPARK_DIALECT), dialect=SPARK_DIALECT)
                for name in (db, SPARK_CATALOG)]
         found = _NAMES[db] = ((ids[0].this, bool(ids[0].quoted)), (ids[1].this, bool(ids[1].quoted)))
     return found
 
 
-def _using_key(node: exp.Coalesce, side: str) -> exp.Expression:
+def using_key(node: exp.Coalesce, side: str) -> exp.Expression:
     """The key column a USING join outputs: the left one, the right one, or (FULL) the coalesce of both."""
     args = [node.this, *node.expressions]
     if side == "both" or not all(isinstance(a, exp.Column) for a in args) or len({a.name for a in args}) != 1:

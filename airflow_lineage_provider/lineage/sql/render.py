@@ -15,7 +15,8 @@ import sqlglot
 from sqlglot import exp
 
 DIALECT = "spark"
-_SPARK = sqlglot.Dialect.get_or_raise(DIALECT)
+# Spark's dialect, looked up once: every parse, normalization and generator of the extractor uses it.
+SPARK_DIALECT = sqlglot.Dialect.get_or_raise(DIALECT)
 
 
 class _Generators(threading.local):
@@ -24,14 +25,14 @@ class _Generators(threading.local):
     sqlglotc, cannot be subclassed.)"""
 
     def __init__(self) -> None:
-        self.plain = _SPARK.generator()
-        self.lower = _SPARK.generator(normalize_functions="lower")
+        self.plain = SPARK_DIALECT.generator()
+        self.lower = SPARK_DIALECT.generator(normalize_functions="lower")
 
 
 _GENERATORS = _Generators()
 
 
-class _Finder:
+class Finder:
     """A pre-order walk returning the nodes of some classes, entering none of ``pruned``.
 
     What sqlglot's depth-first ``walk`` with a ``prune`` yields, filtered, at a third of the cost
@@ -78,7 +79,7 @@ def render(node: exp.Expression) -> str:
     """The expression as written against the query's aliases, every binary operator in parentheses
     as the plan extractor writes them; call once resolution is done."""
     if isinstance(node, exp.Column):
-        return _sql(node)
+        return plain_sql(node)
     # Wrap binary operations in parentheses in place (no copy of the tree), then unwrap.
     wrapped: list[tuple[exp.Paren, exp.Expression]] = []
     for b in _BINARIES(node):
@@ -97,10 +98,10 @@ def render(node: exp.Expression) -> str:
             paren.replace(b)
 
 
-_BINARIES = _Finder((exp.Binary,), (exp.Column, exp.Literal))
+_BINARIES = Finder((exp.Binary,), (exp.Column, exp.Literal))
 
 
-def _sql(node: exp.Expression) -> str:
+def plain_sql(node: exp.Expression) -> str:
     """``node.sql("spark")`` without the copy of the tree that ``sql()`` makes first."""
     return _GENERATORS.plain.generate(node, copy=False)
 

@@ -17,7 +17,7 @@ from airflow_lineage_provider.lineage.model import AGGREGATION, IDENTITY, TRANSF
 NOT_AGGREGATE = functions.OFFSET_WINDOW | functions.RANKING
 
 
-class _Ref(NamedTuple):
+class Ref(NamedTuple):
     """A column an expression reads, with its role there."""
 
     column: exp.Column
@@ -40,7 +40,7 @@ def field_path(node: exp.Expression) -> tuple[str, exp.Expression]:
     return "", node
 
 
-# What ``_collect`` does with a node, by its class (worked out once per class: ``isinstance`` on
+# What ``collect_refs`` does with a node, by its class (worked out once per class: ``isinstance`` on
 # sqlglot's deep class tree was a tenth of the static extractor's own time).
 _COLUMN, _LEAF, _SUBQUERY, _QUERY, _IN, _WINDOW, _CASE, _IF, _FILTER, _OTHER = range(10)
 _KINDS: dict[type, tuple[int, bool, bool, bool, bool]] = {}
@@ -65,14 +65,14 @@ def _kind(cls: type) -> tuple[int, bool, bool, bool, bool]:
     return found
 
 
-def _collect(node: exp.Expression, refs: list[_Ref], subs: list[exp.Expression], identity: bool, agg: bool,
+def collect_refs(node: exp.Expression, refs: list[Ref], subs: list[exp.Expression], identity: bool, agg: bool,
              masking: bool, conditional: bool) -> None:
     """Column references of an expression with their role; scalar subqueries and windows go to ``subs``."""
     category, func, aggregate_class, anonymous, masking_class = _KINDS.get(type(node)) or _kind(type(node))
     if category == _COLUMN:
         if not isinstance(node.this, exp.Star):
             subtype = AGGREGATION if agg else (IDENTITY if identity else TRANSFORMATION)
-            refs.append(_Ref(node, subtype, masking, conditional))
+            refs.append(Ref(node, subtype, masking, conditional))
         return
     if category == _QUERY and type(node) is exp.Exists and isinstance(node.expression, exp.Lambda):
         category = _OTHER  # exists(array, x -> ...): the higher-order function, not the EXISTS predicate
@@ -82,19 +82,19 @@ def _collect(node: exp.Expression, refs: list[_Ref], subs: list[exp.Expression],
         path, base = field_path(node)
         if path:
             subtype = AGGREGATION if agg else (IDENTITY if identity else TRANSFORMATION)
-            refs.append(_Ref(base, subtype, masking, conditional, path))  # type: ignore[arg-type]
+            refs.append(Ref(base, subtype, masking, conditional, path))  # type: ignore[arg-type]
             return
     if category == _SUBQUERY:
         subs.append(node)
         return
     if category == _IN and node.args.get("query") is not None:
-        _collect(node.this, refs, subs, identity, agg, masking, conditional)
+        collect_refs(node.this, refs, subs, identity, agg, masking, conditional)
         return
     if category == _WINDOW:
-        subs.append(node)  # its keys are indirect inputs (``_note_projection``)
+        subs.append(node)  # its keys are indirect inputs (``note_projection``)
         fn = node.this
         if fn is not None and _fname(fn) not in functions.RANKING:
-            _collect(fn, refs, subs, identity, agg, masking, conditional)
+            collect_refs(fn, refs, subs, identity, agg, masking, conditional)
         return
     if func:
         name = _fname(node)
@@ -106,27 +106,27 @@ def _collect(node: exp.Expression, refs: list[_Ref], subs: list[exp.Expression],
             masking = True
     if category == _CASE:
         if node.this is not None:
-            _collect(node.this, refs, subs, identity, agg, masking, True)
+            collect_refs(node.this, refs, subs, identity, agg, masking, True)
         for branch in node.args.get("ifs") or []:
-            _collect(branch.this, refs, subs, identity, agg, masking, True)
+            collect_refs(branch.this, refs, subs, identity, agg, masking, True)
             if branch.args.get("true") is not None:
-                _collect(branch.args["true"], refs, subs, identity, agg, masking, conditional)
+                collect_refs(branch.args["true"], refs, subs, identity, agg, masking, conditional)
         if node.args.get("default") is not None:
-            _collect(node.args["default"], refs, subs, identity, agg, masking, conditional)
+            collect_refs(node.args["default"], refs, subs, identity, agg, masking, conditional)
         return
     if category == _IF:
-        _collect(node.this, refs, subs, identity, agg, masking, True)
+        collect_refs(node.this, refs, subs, identity, agg, masking, True)
         for key in ("true", "false"):
             if node.args.get(key) is not None:
-                _collect(node.args[key], refs, subs, identity, agg, masking, conditional)
+                collect_refs(node.args[key], refs, subs, identity, agg, masking, conditional)
         return
     if category == _FILTER:
-        _collect(node.this, refs, subs, identity, agg, masking, conditional)
+        collect_refs(node.this, refs, subs, identity, agg, masking, conditional)
         if node.expression is not None:
-            _collect(node.expression, refs, subs, identity, agg, masking, True)
+            collect_refs(node.expression, refs, subs, identity, agg, masking, True)
         return
     for child in node.iter_expressions():
-        _collect(child, refs, subs, identity, agg, masking, conditional)
+        collect_refs(child, refs, subs, identity, agg, masking, conditional)
 
 
 def _fname(node: exp.Expression) -> str:
@@ -146,7 +146,9 @@ def _fname(node: exp.Expression) -> str:
 _FUNCTION_NAMES: dict[type, str] = {}
 
 
-def _norm_type(text: str | None) -> str | None:
+def norm_type(text: str | None) -> str | None:
+    """A SQL type in one spelling (``long`` and ``bigint`` alike), so that a cast is compared with the
+    column's declared type to tell a widening copy (IDENTITY) from a transformation."""
     if not text:
         return None
     t = text.lower().replace(" ", "")

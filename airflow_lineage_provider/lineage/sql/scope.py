@@ -24,17 +24,17 @@ from airflow_lineage_provider.lineage.model import (
     widens,
 )
 from airflow_lineage_provider.lineage.sql.catalog import Catalog, TableInfo, ViewLineage
-from airflow_lineage_provider.lineage.sql.conditions import _Conditions
-from airflow_lineage_provider.lineage.sql.pivot import _Pivots
-from airflow_lineage_provider.lineage.sql.qualify import _FILE_FORMATS, _using_key
-from airflow_lineage_provider.lineage.sql.render import _sql, render, spark_name
-from airflow_lineage_provider.lineage.sql.roles import _collect, _norm_type, _Ref, field_path
-from airflow_lineage_provider.lineage.sql.shared import PARTIAL_CONFIDENCE, UNCHECKED_CONFIDENCE, _Result, _Src
+from airflow_lineage_provider.lineage.sql.conditions import Conditions
+from airflow_lineage_provider.lineage.sql.pivot import Pivots
+from airflow_lineage_provider.lineage.sql.qualify import FILE_FORMATS, using_key
+from airflow_lineage_provider.lineage.sql.render import plain_sql, render, spark_name
+from airflow_lineage_provider.lineage.sql.roles import Ref, collect_refs, field_path, norm_type
+from airflow_lineage_provider.lineage.sql.shared import PARTIAL_CONFIDENCE, UNCHECKED_CONFIDENCE, Result, Source
 
 _UNNAMED = re.compile(r"_col_\d+")  # qualify's name for an output column the query leaves unnamed
 
 
-class _Resolver(_Conditions, _Pivots):
+class Resolver(Conditions, Pivots):
     """Resolves every output column of one qualified query, top-down through its scopes.
 
     Each step is memoized per (scope, column): one pass per statement, never one per column.
@@ -51,9 +51,9 @@ class _Resolver(_Conditions, _Pivots):
         if self.root is not None:
             for s in self.root.traverse():
                 self.scope_of[id(s.expression)] = s
-        self.result = _Result([])
+        self.result = Result([])
         self._memo: dict[tuple[int, str | int], frozenset[Origin]] = {}
-        self._sources: dict[int, dict[str, _Src]] = {}
+        self._sources: dict[int, dict[str, Source]] = {}
         self._projections: dict[int, dict[str, exp.Expression]] = {}
         self._outputs: dict[int, list[str]] = {}
         self._texts: dict[int, str] = {}
@@ -62,12 +62,12 @@ class _Resolver(_Conditions, _Pivots):
         self._column_memo: dict[tuple[int, str, str], frozenset[Origin]] = {}
         self._tables: dict[str, tuple[TableInfo | None, Dataset]] = {}
         self._table_memo: dict[tuple[str, str], frozenset[Origin]] = {}
-        self._indirect_seen: set[tuple[str, str, str, bool]] = set()
-        self._noted: set[int] = set()  # projections whose conditions and window keys are noted
+        self.indirect_seen: set[tuple[str, str, str, bool]] = set()  # indirect inputs made (``conditions.py``)
+        self.noted: set[int] = set()  # projections whose conditions and window keys are noted
         self._views_noted: set[str] = set()
         self._unknown_tables: set[str] = set()
 
-    def run(self) -> _Result:
+    def run(self) -> Result:
         if self.root is None:
             self.warn("the statement has no query the static extractor understands")
             return self.result
@@ -78,7 +78,7 @@ class _Resolver(_Conditions, _Pivots):
                 continue
             self.result.columns.append((spark_names.get(i, name), self.resolve(self.root, name, i)))
         for scope in self.root.traverse():
-            self._note_indirect(scope)
+            self.note_indirect(scope)
         self._finish_texts()
         if self._unknown_tables:
             self.warn(f"no schema for {', '.join(sorted(self._unknown_tables))}: columns taken as the query names "
@@ -143,7 +143,7 @@ class _Resolver(_Conditions, _Pivots):
 
     # -- sources -----------------------------------------------------------------------------
 
-    def sources(self, scope: Scope) -> dict[str, _Src]:
+    def sources(self, scope: Scope) -> dict[str, Source]:
         key = id(scope)
         out = self._sources.get(key)
         if out is not None:
@@ -160,53 +160,53 @@ class _Resolver(_Conditions, _Pivots):
         for j in sel.args.get("joins") or []:
             items.append(j.this)
         for item in items:
-            src: _Src | None = None
+            src: Source | None = None
             alias = item.alias_or_name
             if isinstance(item, exp.Table):
                 known = scope.sources.get(alias)
                 if isinstance(known, Scope):
-                    src = _Src("scope", known)
+                    src = Source("scope", known)
                 elif not isinstance(item.this, exp.Identifier):
-                    src = _Src("func", item.this, outer_scope=scope)
+                    src = Source("func", item.this, outer_scope=scope)
                 else:
                     src = self._table_source(item)
             elif isinstance(item, exp.Subquery):
                 known = scope.sources.get(alias)
                 inner = self.scope_of.get(id(item.this))
-                src = _Src("scope", known if isinstance(known, Scope) else inner)
+                src = Source("scope", known if isinstance(known, Scope) else inner)
                 if src.node is None:
                     src = None
             elif isinstance(item, exp.Values):  # rows of literals: named columns, no source
-                src = _Src("values", item)
+                src = Source("values", item)
             elif isinstance(item, exp.Lateral):
                 body = item.this.this if isinstance(item.this, exp.Subquery) else None
                 inner = self.scope_of.get(id(body)) if body is not None else None
                 if inner is not None:
-                    src = _Src("scope", inner)
+                    src = Source("scope", inner)
                 else:
-                    src = _Src("udtf", item, outer_scope=scope)
+                    src = Source("udtf", item, outer_scope=scope)
             if src is None:
                 continue
             out[alias] = src
             for pivot in item.args.get("pivots") or []:
                 src.hidden = True
-                out[pivot.alias or alias] = _Src("pivot", pivot, inner=src, outer_scope=scope)
+                out[pivot.alias or alias] = Source("pivot", pivot, inner=src, outer_scope=scope)
         for lateral in sel.args.get("laterals") or []:
-            out[lateral.alias_or_name] = _Src("udtf", lateral, outer_scope=scope)
+            out[lateral.alias_or_name] = Source("udtf", lateral, outer_scope=scope)
         return out
 
-    def _table_source(self, table: exp.Table) -> _Src:
-        if table.db and table.db.lower() in _FILE_FORMATS and table.this.args.get("quoted"):
+    def _table_source(self, table: exp.Table) -> Source:
+        if table.db and table.db.lower() in FILE_FORMATS and table.this.args.get("quoted"):
             path = table.name
-            return _Src("table", table, name=path, dataset=naming.from_location(path, table=None))
+            return Source("table", table, name=path, dataset=naming.from_location(path, table=None))
         name = self.catalog.full_name([table.catalog, table.db, table.name])
         known = self._tables.get(name)
         if known is None:  # a table is read in many scopes: look it up and name it once
             info = self.catalog.get(name)
             known = self._tables[name] = (info, naming.from_location(info.location if info else None, table=name))
-        return _Src("table", table, name=name, info=known[0], dataset=known[1])
+        return Source("table", table, name=name, info=known[0], dataset=known[1])
 
-    def _source_outputs(self, src: _Src) -> list[str] | None:
+    def source_outputs(self, src: Source) -> list[str] | None:
         """Column names a source offers; ``None`` when unknown."""
         if src.kind == "table":
             return src.info.names if src.info is not None else None
@@ -220,7 +220,7 @@ class _Resolver(_Conditions, _Pivots):
                 cols = [f"col{i + 1}" if _UNNAMED.fullmatch(c) else c for i, c in enumerate(cols)]
             return cols or None
         if src.kind == "pivot":
-            return self._pivot_outputs(src)
+            return self.pivot_outputs(src)
         return None
 
     # -- resolution ---------------------------------------------------------------------------
@@ -259,7 +259,7 @@ class _Resolver(_Conditions, _Pivots):
     def expression_origins(self, scope: Scope, proj: exp.Expression) -> frozenset[Origin]:
         inner = proj.this if isinstance(proj, exp.Alias) else proj
         if self.using and isinstance(inner, exp.Coalesce) and id(scope.expression) in self.using:
-            inner = _using_key(inner, self.using[id(scope.expression)])
+            inner = using_key(inner, self.using[id(scope.expression)])
         if type(inner) is exp.Column and not isinstance(inner.this, exp.Star):
             # The common case, a column copied: what it copies, under the first text written for it.
             origins = self.column_origins(scope, inner)
@@ -268,11 +268,11 @@ class _Resolver(_Conditions, _Pivots):
             text = self.render(inner)
             return frozenset(o if o.expression else o._replace(expression=text) for o in origins)
         identity = self.is_identity(scope, inner)
-        refs: list[_Ref] = []
+        refs: list[Ref] = []
         subs: list[exp.Expression] = []
-        _collect(inner, refs, subs, identity, False, False, False)
-        if proj.parent is scope.expression and id(proj) not in self._noted:  # a projection of the scope:
-            self._note_projection(scope, proj, refs, subs)  # its conditions and window keys, while at it
+        collect_refs(inner, refs, subs, identity, False, False, False)
+        if proj.parent is scope.expression and id(proj) not in self.noted:  # a projection of the scope:
+            self.note_projection(scope, proj, refs, subs)  # its conditions and window keys, while at it
         out: set[Origin] = set()
         text: str | None = None
         for ref in refs:
@@ -339,7 +339,7 @@ class _Resolver(_Conditions, _Pivots):
                     if src.info.lookup(name) is not None:
                         candidates.append((alias, src))
                     continue
-                names = self._source_outputs(src)
+                names = self.source_outputs(src)
                 if names is None:
                     unknown.append((alias, src))
                 elif name.lower() in (n.lower() for n in names):
@@ -359,7 +359,7 @@ class _Resolver(_Conditions, _Pivots):
         self.warn(f"column {name} is not in any relation of its query")
         return frozenset()
 
-    def source_column(self, scope: Scope, src: _Src, name: str) -> frozenset[Origin]:
+    def source_column(self, scope: Scope, src: Source, name: str) -> frozenset[Origin]:
         if src.kind == "scope":
             return self.resolve(src.node, name)
         if src.kind == "table":
@@ -374,13 +374,13 @@ class _Resolver(_Conditions, _Pivots):
         elif src.kind == "func":
             found = self._generator(src.outer_scope or scope, src.node)
         elif src.kind == "pivot":
-            found = self._pivot_column(src, name)
+            found = self.pivot_column(src, name)
         else:
             found = frozenset()
         self._src_memo[key] = found
         return found
 
-    def _table_column(self, src: _Src, name: str) -> frozenset[Origin]:
+    def _table_column(self, src: Source, name: str) -> frozenset[Origin]:
         info = src.info
         label = src.dataset.label if src.dataset else (src.name or "")
         if info is not None and info.view is not None:
@@ -436,7 +436,7 @@ class _Resolver(_Conditions, _Pivots):
             return True
         source = self.column_type(scope, node)
         for cast in reversed(casts):
-            target = _norm_type(_sql(cast.to))
+            target = norm_type(plain_sql(cast.to))
             if not widens(source, target):
                 return False
             source = target
@@ -457,7 +457,7 @@ class _Resolver(_Conditions, _Pivots):
             return None
         if src.kind == "table" and src.info is not None and src.info.view is None:
             t = src.info.type_of(col.name)
-            return _norm_type(t) if t else None
+            return norm_type(t) if t else None
         if src.kind == "scope" and isinstance(src.node.expression, exp.Select):
             proj = self.projections(src.node).get(col.name)
             if proj is None:
@@ -466,7 +466,7 @@ class _Resolver(_Conditions, _Pivots):
             while isinstance(node, exp.Paren):
                 node = node.this
             if isinstance(node, exp.Cast):
-                return _norm_type(_sql(node.to))
+                return norm_type(plain_sql(node.to))
             if isinstance(node, exp.Column):
                 return self.column_type(src.node, node, depth + 1)
         return None

@@ -17,21 +17,24 @@ UNCHECKED_CONFIDENCE = 0.9
 
 
 @dataclass
-class _Src:
+class Source:
     """A relation in a FROM clause, as a column reference reaches it."""
 
     kind: str  # table | scope | udtf | func | pivot | values
     node: Any = None  # exp.Table / Scope / exp.Lateral / exp.Pivot / exp.Values
     name: str | None = None  # table: catalog name (or path)
     info: TableInfo | None = None
-    inner: _Src | None = None  # pivot: the pivoted relation
+    inner: Source | None = None  # pivot: the pivoted relation
     outer_scope: Scope | None = None  # udtf/func/pivot: the scope whose columns they read
     dataset: Dataset | None = None
     hidden: bool = False  # a pivoted relation: only its pivot's output is visible by column name
 
 
 @dataclass
-class _Result:
+class Result:
+    """A query's lineage as the resolver hands it to the extractor: each output column with its origins,
+    the indirect inputs, the datasets read, what could not be known and how sure it is."""
+
     columns: list[tuple[str, frozenset[Origin]]]
     indirect: set[ColumnInput] = field(default_factory=set)
     inputs: dict[str, Dataset] = field(default_factory=dict)

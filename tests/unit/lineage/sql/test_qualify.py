@@ -1,7 +1,7 @@
 """lineage/sql/qualify.py: the steps before resolution that stand in for parts of sqlglot's own.
 
 The static extractor qualifies tables with one walk of its own where it can
-(``_qualify_tables``) and walks trees with ``_Finder``; both are there for speed
+(``_qualify_tables``) and walks trees with ``Finder``; both are there for speed
 alone, so these tests hold them to what sqlglot would have done.
 """
 
@@ -14,7 +14,7 @@ from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
 from airflow_lineage_provider.lineage.sql import SqlExtractor
 from airflow_lineage_provider.lineage.sql import qualify as static  # the module: its table walk is patched
-from airflow_lineage_provider.lineage.sql.render import _Finder
+from airflow_lineage_provider.lineage.sql.render import Finder
 from tests.helpers import tpcds_queries
 
 DDL = """
@@ -100,7 +100,7 @@ def _sqlglot_walk(root: exp.Expression, found: tuple[type, ...], pruned: tuple[t
     ((exp.Table, exp.With, exp.Subquery), (exp.Table,)),
 ])
 def test_the_finder_finds_what_sqlglots_walk_finds_in_the_same_order(found: tuple, pruned: tuple) -> None:
-    finder = _Finder(found, pruned)
+    finder = Finder(found, pruned)
     nodes = 0
     for _, sql in tpcds_queries():
         tree = sqlglot.parse_one(sql, dialect="spark")
