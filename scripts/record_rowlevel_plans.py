@@ -56,7 +56,7 @@ def statements() -> dict[str, str]:
 def session(directory: str):
     from pyspark.sql import SparkSession
 
-    from airflow_lineage_provider import local_spark
+    from airflow_lineage_provider.hooks import local_spark
     from tests.rowlevel import rowlevel_conf
 
     for key, value in local_spark.local_env().items():
