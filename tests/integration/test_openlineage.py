@@ -166,7 +166,7 @@ def schemas():
 
 
 def forget_demo_schemas() -> None:
-    """Start the demo with no schema cache (``default_schema_cache``): its START events' static lineage
+    """Start the demo with no schema cache (``default_cache_path``): its START events' static lineage
     depends on what earlier runs left there, and the file and HTTP runs are compared event for event
     whatever ran before them."""
     shutil.rmtree(Path(os.environ["AIRFLOW_HOME"]) / "lineage" / "schema_cache" / "spark_column_lineage_demo",

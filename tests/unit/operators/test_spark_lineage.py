@@ -42,7 +42,7 @@ def test_a_run_fills_the_schema_cache_that_the_next_start_reads(monkeypatch, tmp
 
     from airflow.sdk import DAG
 
-    from airflow_lineage_provider.lineage.sql.static import default_cache_path as default_schema_cache
+    from airflow_lineage_provider.lineage.sql.static import default_cache_path
     from airflow_lineage_provider.operators.spark_lineage import SparkSqlLineageOperator
 
     monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path))
@@ -54,7 +54,7 @@ def test_a_run_fills_the_schema_cache_that_the_next_start_reads(monkeypatch, tmp
     record = plan_record("seed_join")
     op.lineage_reporter.extract(JobResult(records=[record], statements=[{"index": 0, "status": "ok"}]))
     path = tmp_path / "lineage" / "schema_cache" / "cache_dag" / "build.json"
-    assert default_schema_cache("cache_dag", "build") == str(path)
+    assert default_cache_path("cache_dag", "build") == str(path)
     tables = json.loads(path.read_text())["tables"]
     assert tables["spark_catalog.demo.ods_users"] == [["id", "BIGINT"], ["name", "STRING"], ["birthday", "TIMESTAMP"],
                                                       ["ts", "TIMESTAMP"]]
