@@ -21,6 +21,7 @@ from typing import Any, Callable
 from airflow_lineage_provider.job.capture import PlanCapture, digested
 from airflow_lineage_provider.job.dump import DumpWriter, JobResult
 from airflow_lineage_provider.job.errors import spark_message
+from airflow_lineage_provider.lineage.plan import record as raw
 
 
 class _StreamListener:
@@ -126,12 +127,13 @@ class ApplicationRunner:
                 return
             self._collected = True
         try:
-            plans = self.capture.drain()
+            writes = self.capture.drain()
             # Nested events are already folded, and two writes of one table are two writes: one record each.
-            records = self.capture.describe_each(plans, sql_text=True) if plans else []
+            records = self.capture.describe_each(writes, sql_text=True) if writes else []
             for query in self._streams:
                 try:
-                    records += self.capture.describe_each([query.streamingQuery().logicalPlan()], sql_text=True)
+                    records += self.capture.describe_each([(None, query.streamingQuery().logicalPlan())],
+                                                          sql_text=True)
                 except Exception as e:  # noqa: BLE001 - lineage never breaks the job
                     self.capture.warnings.append(f"streaming query {query.name()} not captured: {e}")
         except Exception as e:  # noqa: BLE001 - lineage never breaks the job
@@ -141,7 +143,8 @@ class ApplicationRunner:
             self.capture.uninstall()
         for record in records:
             try:
-                record.update(index=self._records, sql=_sql_text(record), line=None)
+                # The SQL of a write made with spark.sql, else "" (its credentials are removed where it is read).
+                raw.place(record, index=self._records, sql=str(record.get(raw.SQL) or ""), line=None)
                 self.writer.record(digested(record, self.capture.warnings))
             except Exception as e:  # noqa: BLE001 - lineage never breaks the job
                 self.capture.warnings.append(f"a captured write could not be dumped: {e.__class__.__name__}: {e}")
@@ -176,8 +179,3 @@ class ApplicationRunner:
         for restore in self._restore:
             restore()
         self._restore.clear()
-
-
-def _sql_text(record: dict[str, Any]) -> str:
-    """The SQL of a write made with ``spark.sql``, else ""; credentials are removed later."""
-    return str(record.pop("sql_text", "") or "")

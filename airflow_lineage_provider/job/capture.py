@@ -3,11 +3,11 @@
 A py4j ``QueryExecutionListener`` sees each executed command, whether it came
 from SQL or the DataFrame API. For each write it keeps the analyzed plan; the
 plan is described later, off Spark's way: its JSON, and what that JSON loses
-(``jvm.py``). Spark reports one write several times (``saveAsTable``: three
-events, CTAS: two): a script's statement keeps one record per target, an
-application one write per user action (``nest_writes``). Which commands are
-writes, and which of one write's events wins, is ``lineage/plan/writes.py``'s.
-Imports only pyspark, the standard library and lineage's ground floor.
+(``jvm.py``), as a raw record (``lineage/plan/record.py``). Spark reports one write
+several times (``saveAsTable``: three events, CTAS: two); which of them stands for
+the write is the reader's to decide (``lineage/plan/events.py``), and this capture
+asks the same functions before describing any plan, as describing costs tens of
+milliseconds. Imports only pyspark, the standard library and lineage's ground floor.
 """
 
 from __future__ import annotations
@@ -15,11 +15,17 @@ from __future__ import annotations
 import json
 import threading
 import traceback
-from typing import Any, Callable
+from typing import Any
 
 from airflow_lineage_provider.job import jvm
-from airflow_lineage_provider.lineage.naming import table_name
-from airflow_lineage_provider.lineage.plan import writes
+from airflow_lineage_provider.lineage.plan import events, writes
+from airflow_lineage_provider.lineage.plan import record as raw
+
+# A listener event waiting to be described: the head of its record (``record.event``) and its
+# analyzed plan (a JVM object).
+Event = tuple[dict[str, Any], Any]
+# A plan to describe: an event's, or one that is no event (a dry run's analysis, a query's) with no head.
+Plan = tuple[dict[str, Any] | None, Any]
 
 # Fields of Spark's plan JSON that lineage never reads: dropped from the dump, which halves it.
 _UNUSED_FIELDS = frozenset({
@@ -31,9 +37,15 @@ _CATALOG_FIELDS = frozenset({"catalogTable", "tableMeta", "table", "tableDesc"})
 
 def is_write(plan: Any) -> bool:
     """A command whose target is a dataset (temporary views are not)."""
+    return write_command(plan) is not None
+
+
+def write_command(plan: Any) -> str | None:
+    """The class of the write command ``plan`` runs (EXECUTE IMMEDIATE's, unwrapped), or ``None``."""
     plan = jvm.unwrap(plan)
     name = jvm.simple_name(plan)
-    return writes.is_write(name, plan.viewType().toString() if name == "CreateViewCommand" else "")
+    return name if writes.is_write(name, plan.viewType().toString() if name == "CreateViewCommand" else "") \
+        else None
 
 
 def compact(value: Any) -> Any:
@@ -66,7 +78,7 @@ class PlanCapture:
         self.spark = spark
         self.jvm = spark.sparkContext._jvm
         self._lock = threading.Lock()
-        self._pending: list[tuple[int, str, str, Any]] = []  # (query execution id, func, class, plan)
+        self._pending: list[Event] = []
         self.warnings: list[str] = []
         self.location = jvm.TableLocations(spark)
         self._listener: _Listener | None = None
@@ -98,50 +110,45 @@ class PlanCapture:
     def on_success(self, func_name: str, qe: Any) -> None:
         try:
             plan = qe.analyzed()
-            if is_write(plan):
+            command = write_command(plan)
+            if command is not None:
                 with self._lock:
-                    self._pending.append((int(qe.id()), func_name, jvm.simple_name(plan), plan))
+                    self._pending.append((raw.event(int(qe.id()), func_name, command), plan))
         except Exception as e:  # noqa: BLE001 - lineage never breaks the job
             self.warnings.append(f"plan capture failed: {e}\n{traceback.format_exc(limit=3)}")
 
-    def _take(self) -> list[tuple[int, str, str, Any]]:
+    def _take(self) -> list[Event]:
         """The events since the last take, once Spark's listener bus has delivered them all."""
         self.spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(60_000)
         with self._lock:
             pending, self._pending = self._pending, []
         return pending
 
-    def flush(self) -> list[Any]:
-        """The analyzed plans of one statement's writes.
-
-        Spark reports some writes more than once: the insert a CTAS runs inside is a
-        "file source write" of its own, and ``saveAsTable`` wraps a CTAS or an insert.
-        Those inner and outer events are dropped here, before any plan is described.
-        """
+    def flush(self) -> list[Event]:
+        """One statement's write events, less those the reader would drop before describing them:
+        the insert a CTAS runs inside it, the ``saveAsTable`` around a CTAS or an insert."""
         pending = self._take()
-        created = any(writes.creates(name) and func == "command" for _, func, name, _ in pending)
-        return [plan for _, func, name, plan in pending
-                if not (created and func != "command") and not (name == "SaveAsV1TableCommand" and len(pending) > 1)]
+        return _kept(pending, events.drop_inner([head for head, _ in pending]))
 
-    def drain(self) -> list[Any]:
-        """The analyzed plans of an application's writes since the last drain, one per user action."""
-        kept = nest_writes([(qid, (name, plan)) for qid, _, name, plan in self._take()],
-                           lambda item: writes.rank(item[0]))
-        return [plan for _, plan in kept]
+    def drain(self) -> list[Event]:
+        """An application's (or a scripting block's) write events since the last drain, one per user
+        action, in the order the reader keeps them."""
+        pending = self._take()
+        return _kept(pending, events.one_per_action([head for head, _ in pending]))
 
     # -- describing a plan -------------------------------------------------------------
 
-    def describe_all(self, plans: list[Any]) -> list[dict[str, Any]]:
+    def describe_all(self, plans: list[Plan]) -> list[dict[str, Any]]:
         """Records of a statement's writes, one per target."""
-        return deduplicate(self.describe_each(plans))
+        return events.one_per_target(self.describe_each(plans))
 
-    def describe_each(self, plans: list[Any], *, sql_text: bool = False) -> list[dict[str, Any]]:
+    def describe_each(self, plans: list[Plan], *, sql_text: bool = False) -> list[dict[str, Any]]:
         """One record per plan; a plan that cannot be described is a warning. With ``sql_text``, a
         write made with ``spark.sql`` keeps its SQL (an application's: it has no script)."""
         records = []
-        for plan in plans:
+        for head, plan in plans:
             try:
-                record = self.describe(plan)
+                record = self.describe(plan, head)
             except Exception as e:  # noqa: BLE001 - lineage never breaks the job
                 self.warnings.append(f"plan capture failed: {e}")
                 continue
@@ -149,17 +156,18 @@ class PlanCapture:
                 try:
                     text = plan.origin().sqlText()
                     if text.isDefined():
-                        record["sql_text"] = str(text.get())
+                        record[raw.SQL] = str(text.get())
                 except Exception:  # noqa: BLE001 - no origin: a DataFrame write
                     pass
             records.append(record)
         return records
 
-    def describe(self, plan: Any) -> dict[str, Any]:
-        """The record of one analyzed plan: its JSON and what the JSON loses."""
+    def describe(self, plan: Any, head: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The raw record of one analyzed plan: its JSON and what the JSON loses; ``head``: the keys
+        of the listener event that reported it."""
         plan = jvm.unwrap(plan)
         parsed = json.loads(plan.toJSON())
-        extras: dict[str, Any] = {"tables": {}, "relations": {}}
+        extras = raw.new_extras()
         try:
             jvm.add_table_locations(parsed, extras, self.location)
             jvm.add_path_relations(plan, parsed, extras)
@@ -167,11 +175,11 @@ class PlanCapture:
             jvm.add_source_relations(plan, parsed, extras)
             write = jvm.write_details(plan, self.location)
             if write:
-                extras["write"] = write
+                extras[raw.WRITE] = write
         except Exception as e:  # noqa: BLE001 - a JVM reader failing costs the extras, not the record
             self.warnings.append(f"could not read locations from the JVM: {e}")
-        return {"kind": "write" if jvm.simple_name(plan) in writes.WRITES else "query", "plan": compact(parsed),
-                "extras": extras}
+        kind = raw.WRITE_KIND if jvm.simple_name(plan) in writes.WRITES else raw.QUERY_KIND
+        return raw.make(kind, compact(parsed), extras, head)
 
 
 class _Listener:
@@ -190,27 +198,6 @@ class _Listener:
 
     class Java:
         implements = ["org.apache.spark.sql.util.QueryExecutionListener"]
-
-
-def nest_writes(events: list[tuple[int, Any]], rank: Callable[[Any], int]) -> list[Any]:
-    """One write per user action, from the listener's events in arrival order.
-
-    Each event is ``(query execution id, item)``. A command that runs other commands
-    (``saveAsTable`` runs a CTAS, which runs an insert) gets its id first and reports
-    last, so the events that arrived before it with a larger id ran inside it. Of such a
-    nest, the item with the lowest ``rank`` is kept (the CTAS over the insert it runs,
-    anything over ``SaveAsV1TableCommand``); on a tie the outermost.
-    """
-    kept: list[tuple[int, Any]] = []
-    for qid, item in events:
-        inner = [k for k in kept if k[0] > qid]
-        if inner:
-            kept = [k for k in kept if k[0] <= qid]
-            nest = [(qid, item)] + sorted(inner, key=lambda k: k[0])
-            kept.append(min(nest, key=lambda k: rank(k[1])))  # min keeps the first (outermost) on ties
-        else:
-            kept.append((qid, item))
-    return [item for _, item in kept]
 
 
 def digested(record: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
@@ -232,33 +219,7 @@ def digested(record: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
     return lean
 
 
-def deduplicate(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Keep one record per target: Spark reports a CTAS or ``saveAsTable`` more than once."""
-    best: dict[str, dict[str, Any]] = {}
-    order: list[str] = []
-    for rec in records:
-        key = target_key(rec)
-        rank = writes.rank(jvm.short(rec["plan"][0]["class"]))
-        if key not in best:
-            order.append(key)
-            best[key] = rec
-        elif rank < writes.rank(jvm.short(best[key]["plan"][0]["class"])):
-            best[key] = rec
-    return [best[k] for k in order]
-
-
-def target_key(rec: dict[str, Any]) -> str:
-    """Where a write lands: its location when known (a CTAS and the insert it runs share it)."""
-    write = rec.get("extras", {}).get("write") or {}
-    where = write.get("path") or write.get("location")
-    if where:
-        # One directory, however it is spelled: INSERT OVERWRITE DIRECTORY names ``file:/x``, the file
-        # insert it runs ``file:///x`` or ``/x``.
-        where = str(where).rstrip("/")
-        return "/" + where[len("file:"):].lstrip("/") if where.startswith("file:") else where
-    root = rec["plan"][0]
-    for fname in ("catalogTable", "table", "tableDesc"):
-        meta = root.get(fname)
-        if isinstance(meta, dict) and isinstance(meta.get("identifier"), dict):
-            return table_name(meta["identifier"]) or ""
-    return str(id(rec))
+def _kept(pending: list[Event], heads: list[dict[str, Any]]) -> list[Event]:
+    """The events whose heads the reduction kept, in the order it keeps them."""
+    plans = {id(head): plan for head, plan in pending}
+    return [(head, plans[id(head)]) for head in heads]

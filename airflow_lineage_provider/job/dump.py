@@ -1,9 +1,10 @@
 """The dump a job leaves for the hook: one place that writes and reads its format.
 
-``plans.jsonl`` holds one record per captured write (or bare query):
-``{"index", "sql", "line", "kind", ...}`` with the lean plan of
-``lineage/plan/lean.py`` (or Spark's own ``"plan"`` JSON and ``"extras"`` when the
-digest failed; the extractor reads both). ``result.json`` holds the run's
+``plans.jsonl`` holds one record per captured write (or bare query), a JSON
+object a line: the raw record of ``lineage/plan/record.py`` (Spark's own ``"plan"``
+JSON and its ``"extras"``), which the driver digests into the lean plan of
+``lineage/plan/lean.py`` (the raw one stays when the digest fails; the extractor
+reads both). ``result.json`` holds the run's
 outcome, a ``JobResult`` without its records: each statement's status, and the
 error that stopped the job. The runners write a ``JobResult`` and the hook reads
 one back: no other code spells the file's keys. Standard library only: the

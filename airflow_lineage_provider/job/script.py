@@ -14,10 +14,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from airflow_lineage_provider.job.capture import PlanCapture, digested, is_write
+from airflow_lineage_provider.job.capture import Plan, PlanCapture, digested, is_write
 from airflow_lineage_provider.job.dump import DumpWriter, HadoopFiles, JobResult
 from airflow_lineage_provider.job.errors import StatementError, shown_line, spark_message
 from airflow_lineage_provider.job.jvm import analyze_only, simple_name
+from airflow_lineage_provider.lineage.plan import record as raw
 from airflow_lineage_provider.lineage.plan.writes import PARSED_WRITES
 from airflow_lineage_provider.lineage.statements import Statement, split_statements
 
@@ -122,7 +123,7 @@ class ScriptRunner:
             if self.dry_run and is_command:
                 analyzed = analyze_only(self.spark, parsed)
                 if is_write(analyzed):  # CREATE VIEW: record it, then create it for real
-                    self._emit_later(stmt, [analyzed])
+                    self._emit_later(stmt, [(None, analyzed)])
             df = self.spark.sql(stmt.sql)
             if is_command:
                 if self.capture_plans and kind == "CompoundBody":
@@ -132,7 +133,7 @@ class ScriptRunner:
                     self._emit_later(stmt, self.capture.flush())
                 return "write" if kind in PARSED_WRITES else "command"
             if self.capture_plans:
-                self._emit_later(stmt, [df._jdf.queryExecution().analyzed()])
+                self._emit_later(stmt, [(None, df._jdf.queryExecution().analyzed())])
             if not self.dry_run:
                 rows = df.limit(SHOW_ROWS + 1).collect()
                 if self.capture_plans:
@@ -150,7 +151,7 @@ class ScriptRunner:
     def _analyze_only(self, stmt: Statement, parsed: Any) -> None:
         """Analyze a write without executing it; a CTAS still creates its (empty) table."""
         analyzed = analyze_only(self.spark, parsed)
-        self._emit_later(stmt, [analyzed])
+        self._emit_later(stmt, [(None, analyzed)])
         if simple_name(analyzed) in ("CreateDataSourceTableAsSelectCommand", "CreateHiveTableAsSelectCommand"):
             import json
 
@@ -163,16 +164,17 @@ class ScriptRunner:
             if not self.spark.catalog.tableExists(name):
                 self.spark.catalog.createTable(name, schema=schema, source="parquet")
 
-    def _emit_later(self, stmt: Statement, plans: list[Any], *, each: bool = False) -> None:
+    def _emit_later(self, stmt: Statement, plans: list[Plan], *, each: bool = False) -> None:
         """Describe a statement's plans on the worker and write their records, in statement order;
         ``each``: every plan is a write of its own (a scripting block's), named by its own SQL."""
         if plans:
             self._describer.submit(self._emit, stmt, plans, each)
 
-    def _emit(self, stmt: Statement, plans: list[Any], each: bool) -> None:
+    def _emit(self, stmt: Statement, plans: list[Plan], each: bool) -> None:
         records = self.capture.describe_each(plans, sql_text=True) if each else self.capture.describe_all(plans)
         for record in records:
-            record.update(index=stmt.index, sql=record.pop("sql_text", None) or stmt.sql, line=stmt.line)
+            raw.place(record, index=stmt.index, sql=record.get(raw.SQL) or stmt.sql, line=stmt.line,
+                      statement=stmt.index, block=each)
             self.writer.record(digested(record, self.capture.warnings))
 
 

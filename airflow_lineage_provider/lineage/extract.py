@@ -11,24 +11,26 @@ import logging
 from typing import Any, Iterable
 
 from airflow_lineage_provider.lineage.model import LineageReport, StatementLineage
-from airflow_lineage_provider.lineage.plan import resolve
+from airflow_lineage_provider.lineage.plan import events, resolve
+from airflow_lineage_provider.lineage.plan import record as raw
 from airflow_lineage_provider.lineage.redact import scrub
 
 log = logging.getLogger(__name__)
 
 
 def from_records(records: Iterable[dict[str, Any]], warnings: Iterable[str] = ()) -> LineageReport:
-    """Field lineage of every captured write, in script order."""
+    """Field lineage of every captured write, in script order: the records of a dump (``record.py``,
+    raw or lean), less the events Spark reported twice for one write (``events.py``)."""
     statements: list[StatementLineage] = []
-    for rec in records:
-        if rec.get("sql"):  # SQL text goes to XCom and events: never with a JDBC password in it
-            rec = {**rec, "sql": scrub(str(rec["sql"]))}
+    for rec in events.reduce(list(records)):
+        if rec.get(raw.SQL):  # SQL text goes to XCom and events: never with a JDBC password in it
+            rec = {**rec, raw.SQL: scrub(str(rec[raw.SQL]))}
         try:
             statements.append(resolve.extract(rec))
         except Exception as e:  # lineage never breaks the job
-            log.warning("lineage extraction failed for statement %s: %s", rec.get("index"), e, exc_info=True)
+            log.warning("lineage extraction failed for statement %s: %s", rec.get(raw.INDEX), e, exc_info=True)
             statements.append(StatementLineage(
-                index=int(rec.get("index", 0)), sql=str(rec.get("sql", "")), method="none", confidence=0.0,
+                index=int(rec.get(raw.INDEX, 0)), sql=str(rec.get(raw.SQL, "")), method="none", confidence=0.0,
                 target=None, warnings=(f"plan extraction failed: {e.__class__.__name__}: {e}",),
             ))
     statements.sort(key=lambda s: s.index)

@@ -15,7 +15,7 @@ digested on read.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from airflow_lineage_provider.lineage import naming
 from airflow_lineage_provider.lineage.model import (
@@ -29,6 +29,8 @@ from airflow_lineage_provider.lineage.model import (
     Dataset,
 )
 from airflow_lineage_provider.lineage.plan import expressions as ex
+from airflow_lineage_provider.lineage.plan import record as raw
+from airflow_lineage_provider.lineage.plan.events import lean_keys
 from airflow_lineage_provider.lineage.plan.lean import (
     CONST,
     DEF,
@@ -37,7 +39,6 @@ from airflow_lineage_provider.lineage.plan.lean import (
     MAP,
     REL,
     REN,
-    check_readable,
     derived_outputs,
     is_lean,
     pack_columns,
@@ -71,12 +72,12 @@ _CONDITIONAL_CLASSES = (".CaseWhen", ".If", ".PivotFirst", ".AggregateExpression
 
 
 def digest(record: dict[str, Any]) -> dict[str, Any]:
-    """The lean form of a raw record ``{"index", "sql", "plan", "extras", ...}``."""
+    """The lean form of a raw record (``record.py``)."""
+    raw.check_readable(record)
     if is_lean(record):
         return record
-    check_readable(record)
-    extras = record.get("extras") or {}
-    root = decode(record["plan"])
+    extras = raw.extras_of(record)
+    root = decode(record[raw.PLAN])
     builder = _Digest(root, extras)
     write = find_write(root, extras)
     query = write[1] if write else root
@@ -93,7 +94,8 @@ def digest(record: dict[str, Any]) -> dict[str, Any]:
     if write and write[0] is None and root.cls in ROW_LEVEL_COMMANDS:
         target = builder.row_level.target(root)
         write = (target, query, None)
-    out = {k: v for k, v in record.items() if k not in ("plan", "extras")}
+    out = {k: v for k, v in record.items() if k != raw.PLAN and k != raw.EXTRAS}
+    out.update(lean_keys(record))
     out.update(
         format=LEAN,
         nodes=builder.nodes,
@@ -104,7 +106,7 @@ def digest(record: dict[str, Any]) -> dict[str, Any]:
         outer=sorted(builder.outer),
         target=write[0].to_dict() if write and write[0] else None,
         columns=list(write[2]) if write and write[2] else None,
-        static=list((extras.get("write") or {}).get("static_partitions") or {}),
+        static=list(raw.static_partitions(extras)),
         schemas=builder.schemas(query, write),
         warnings=builder.warnings,
     )
@@ -114,7 +116,7 @@ def digest(record: dict[str, Any]) -> dict[str, Any]:
 class _Digest:
     """Builds the lean node table of one plan; each raw node is digested once."""
 
-    def __init__(self, root: Tree, extras: dict[str, Any]) -> None:
+    def __init__(self, root: Tree, extras: Mapping[str, Any]) -> None:
         self.root = root
         self.extras = extras
         self.nodes: list[dict[str, Any]] = []
@@ -282,8 +284,8 @@ class _Digest:
         return self._unknown(node, children)
 
     def _defining(self, node: Tree, children: list[int], field_name: str) -> int:
-        raw = node.fields.get(field_name)
-        conditional = isinstance(raw, list) and any(_has_condition(flat) for flat in raw)
+        listed = node.fields.get(field_name)
+        conditional = isinstance(listed, list) and any(_has_condition(flat) for flat in listed)
         defs: list[list[Any]] = []
         seen: set[int] = set()
         for e in node.exprs(field_name):
@@ -365,8 +367,8 @@ class _Digest:
     def _expand_rows(self, node: Tree) -> list[list[Tree]]:
         """Projections the capture read from the JVM where Spark's JSON left them out."""
         output = self.output(node)
-        raw = self.extras.get("expand", {}).get(str(output[0][0]) if output else "")
-        return [[decode(e) for e in row] for row in raw] if raw else []
+        rows = raw.expand_rows(self.extras, output[0][0]) if output else None
+        return [[decode(e) for e in row] for row in rows] if rows else []
 
     def _cte_ref(self, node: Tree) -> int:
         """A CTE reference maps by position to its definition's output."""
@@ -410,14 +412,14 @@ class _Digest:
         table = naming.table_name(meta.get("identifier")) if isinstance(meta, dict) else None
         out = self.output(node)
         key = str(out[0][0]) if out else ""
-        paths = self.extras.get("relations", {}).get(key, {})
+        paths = raw.relation(self.extras, key)
         if table is None:
-            table = paths.get("table")
-        if paths.get("jdbc"):  # a JDBC table: named by its database server, never by credentials
-            return naming.from_jdbc(paths["jdbc"].get("url", ""), paths["jdbc"].get("table"),
-                                    catalog_name=paths.get("table"))
-        location = self.extras.get("tables", {}).get(table) if table else None
-        location = location or (paths.get("paths") or [None])[0] or _source_path(node)
+            table = paths.get(raw.TABLE)
+        jdbc = paths.get(raw.JDBC)
+        if jdbc:  # a JDBC table: named by its database server, never by credentials
+            return naming.from_jdbc(jdbc.get(raw.URL, ""), jdbc.get(raw.TABLE), catalog_name=paths.get(raw.TABLE))
+        location = raw.table_location(self.extras, table) if table else None
+        location = location or (paths.get(raw.PATHS) or [None])[0] or _source_path(node)
         return naming.from_location(location, table=table)
 
     def schemas(self, query: Tree, write: Write | None) -> dict[str, str | list[list[str]]]:
@@ -434,7 +436,7 @@ class _Digest:
                     out.setdefault(table, _typed_columns(node))
         if write and write[0] is not None and write[0].table and query.cls not in ROW_LEVEL_COMMANDS:
             names = list(write[2] or ()) or [n for _, n in self.output(query)]
-            names += [n for n in (self.extras.get("write") or {}).get("static_partitions") or {} if n not in names]
+            names += [n for n in raw.static_partitions(self.extras) if n not in names]
             known = out.get(write[0].table)
             if known is None or [c[0] for c in known] != names:  # read and written alike: keep the types
                 out[write[0].table] = [[n, ""] for n in names]
@@ -534,8 +536,8 @@ def _source_path(node: Tree) -> str | None:
 
 
 def _join_type(node: Tree) -> str:
-    raw = node.get("joinType")
-    if isinstance(raw, dict):
-        name = raw.get("object") or raw.get("product-class") or ""
+    join = node.get("joinType")
+    if isinstance(join, dict):
+        name = join.get("object") or join.get("product-class") or ""
         return str(name).rsplit(".", 1)[-1].rstrip("$")
-    return str(raw)
+    return str(join)

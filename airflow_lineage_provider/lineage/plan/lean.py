@@ -17,6 +17,11 @@ Lean record (``"format": "lean/2"``)::
     static     static partition columns; ``warnings`` what the digest could not read
     schemas    {catalog table: "column\tSQL type\n..."} of the tables read and written
 
+and every top-level key of the raw record it was digested from but ``plan`` and ``extras``
+(``record.py``: index, sql, line, kind, execution_id, ...), with, for a listener event, what
+the reader's reduction needs that the plan held (``command``, ``target_key``: ``events.lean_keys``).
+``record.check_readable`` refuses a lean record of another version.
+
 A MAP node with ``"loop"`` is a recursive CTE's reference to itself: its children are the
 loop's anchor and recursion, and the resolver takes it to a fixpoint.
 
@@ -81,13 +86,6 @@ def derived_outputs(node: dict[str, Any], child_outputs: Callable[[int], list[in
 
 def is_lean(record: dict[str, Any]) -> bool:
     return record.get("format") == LEAN
-
-
-def check_readable(record: dict[str, Any]) -> None:
-    """Refuse a lean dump of another format version, with what to do about it."""
-    if "plan" not in record and str(record.get("format", "")).startswith("lean/"):
-        raise ValueError(f"a {record['format']} plan dump, written by another version of airflow-lineage-provider "
-                         f"(this one reads {LEAN} and Spark's plan JSON): run the job again")
 
 
 def pack_columns(columns: list[list[str]]) -> str | list[list[str]]:

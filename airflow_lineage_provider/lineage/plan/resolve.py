@@ -29,6 +29,7 @@ from airflow_lineage_provider.lineage.model import (
     stronger,
 )
 from airflow_lineage_provider.lineage.plan import lean
+from airflow_lineage_provider.lineage.plan import record as raw
 from airflow_lineage_provider.lineage.plan.digest import digest
 
 UNKNOWN_NODE_CONFIDENCE = 0.5
@@ -276,7 +277,7 @@ def resolved(statement: StatementLineage) -> dict[str, Any]:
 
 
 def extract(record: dict[str, Any]) -> StatementLineage:
-    """Lineage of one captured record, raw (``"plan"``, ``"extras"``) or already digested, or already
+    """Lineage of one captured record, raw (``record.py``) or already digested (``lean.py``), or already
     resolved in the driver.
 
     The resolver builds many small acyclic objects; Python's cyclic garbage
@@ -284,8 +285,8 @@ def extract(record: dict[str, Any]) -> StatementLineage:
     """
     done = record.get(RESOLVED)
     if done is not None and lean.is_lean(record):
-        return StatementLineage.from_dict({**done, "index": int(record.get("index", done.get("index", 0))),
-                                           "sql": str(record.get("sql", ""))})
+        return StatementLineage.from_dict({**done, "index": int(record.get(raw.INDEX, done.get("index", 0))),
+                                           "sql": str(record.get(raw.SQL, ""))})
     paused = gc.isenabled()
     gc.disable()
     try:
@@ -314,8 +315,8 @@ def _extract(record: dict[str, Any]) -> StatementLineage:
         dataset = Dataset.from_dict(d)
         datasets.setdefault(dataset.label, dataset)
     return StatementLineage.of(
-        index=int(record.get("index", 0)),
-        sql=str(record.get("sql", "")),
+        index=int(record.get(raw.INDEX, 0)),
+        sql=str(record.get(raw.SQL, "")),
         method="plan",
         confidence=UNKNOWN_NODE_CONFIDENCE if warnings else 1.0,
         target=Dataset.from_dict(record["target"]) if record.get("target") else None,

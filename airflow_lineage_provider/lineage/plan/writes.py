@@ -4,16 +4,18 @@ A write command is the root of an analyzed plan that writes a dataset. For each,
 the table says its family (how its target and query are found), its rank (Spark
 reports one write several times, and the outermost command is kept) and, for
 DataSource V2 commands, which child is the query. ``find_write`` reads a decoded
-plan's target and query from it; the driver's capture ranks events by it.
+plan's target and query from it; the reduction of Spark's events (``events.py``) ranks by it.
+``job/jvm._WRITE_READERS`` reads what a command's JSON loses; a test ties both tables.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from airflow_lineage_provider.lineage import naming
 from airflow_lineage_provider.lineage.model import Dataset
+from airflow_lineage_provider.lineage.plan import record as raw
 from airflow_lineage_provider.lineage.plan.tree import Tree
 
 # Families: how a command's target and query are found.
@@ -98,24 +100,25 @@ def creates(name: str) -> bool:
 Write = tuple[Dataset | None, Tree, tuple[str, ...] | None]
 
 
-def find_write(root: Tree, extras: dict[str, Any]) -> Write | None:
-    """(target, query, user-given column names) of a write command; ``None`` for a plain query."""
+def find_write(root: Tree, extras: Mapping[str, Any]) -> Write | None:
+    """(target, query, user-given column names) of a write command; ``None`` for a plain query.
+    ``extras``: the raw record's (``record.py``), whose ``write`` names what the JSON cannot."""
     command = WRITES.get(root.cls)
     if command is None:
         return None
-    write = extras.get("write") or {}
-    mode = write.get("mode")
-    location = write.get("location") or write.get("path")
+    write = raw.write_of(extras)
+    mode = write.get(raw.MODE)
+    location = write.get(raw.LOCATION) or write.get(raw.PATH)
     family = command.family
     if family == INSERT:
         meta = root.get("catalogTable") or root.get("table")
-        table = naming.table_name(meta.get("identifier")) if isinstance(meta, dict) else write.get("table")
+        table = naming.table_name(meta.get("identifier")) if isinstance(meta, dict) else write.get(raw.TABLE)
         if root.cls == "InsertIntoHiveTable" and mode is None:
             mode = "overwrite" if root.get("overwrite") else "append"
         return naming.from_location(location, table=table, mode=mode), root.children[0], None
     if family == CTAS:
         meta = root.get("table") or root.get("tableDesc")
-        table = naming.table_name(meta.get("identifier")) if isinstance(meta, dict) else write.get("table")
+        table = naming.table_name(meta.get("identifier")) if isinstance(meta, dict) else write.get(raw.TABLE)
         query = _query_field(root)
         if query is None:
             return None
@@ -132,16 +135,17 @@ def find_write(root: Tree, extras: dict[str, Any]) -> Write | None:
             return None  # a temporary view is not a dataset: lineage flows through it
         table = naming.table_name(root.get("name"))
         # The view's own column names: Spark's JSON writes them as nulls, the capture reads them.
-        columns = tuple(write.get("columns") or ()) or None
+        columns = tuple(write.get(raw.COLUMNS) or ()) or None
         return (naming.from_location(None, table=table, mode="overwrite" if root.get("replace") else "create"),
                 query, columns)
     if family == SAVE:
         query = _query_field(root)
         if query is None:
             return None
-        if write.get("jdbc"):
-            return naming.from_jdbc(write["jdbc"].get("url", ""), write["jdbc"].get("table"), mode=mode), query, None
-        return naming.from_location(location, table=write.get("table"), mode=mode), query, None
+        jdbc = write.get(raw.JDBC)
+        if jdbc:
+            return naming.from_jdbc(jdbc.get(raw.URL, ""), jdbc.get(raw.TABLE), mode=mode), query, None
+        return naming.from_location(location, table=write.get(raw.TABLE), mode=mode), query, None
     if family == ROW_LEVEL:
         return None, root, None  # the digest names the target from the plan's target relation
     if family in (V2, STREAM) and root.children:
@@ -154,13 +158,13 @@ def _query_field(root: Tree) -> Tree | None:
     return root.plan("query") or (root.children[0] if root.children else None)
 
 
-def _v2_target(root: Tree, write: dict[str, Any], location: str | None, mode: str | None) -> Dataset:
+def _v2_target(root: Tree, write: Mapping[str, Any], location: str | None, mode: str | None) -> Dataset:
     """DataSource V2 writes and streaming sinks: the target comes from the capture."""
-    table = write.get("table")
-    if write.get("jdbc"):
-        return naming.from_jdbc(write["jdbc"].get("url", ""), write["jdbc"].get("table"), mode=mode,
-                                catalog_name=table)
+    table = write.get(raw.TABLE)
+    jdbc = write.get(raw.JDBC)
+    if jdbc:
+        return naming.from_jdbc(jdbc.get(raw.URL, ""), jdbc.get(raw.TABLE), mode=mode, catalog_name=table)
     if location or table:
         return naming.from_location(location, table=table, mode=mode)
     # A streaming sink with no dataset behind it (console, memory, foreachBatch, Kafka...).
-    return Dataset(namespace="spark_sink", name=str(write.get("sink") or root.cls), mode=mode)
+    return Dataset(namespace="spark_sink", name=str(write.get(raw.SINK) or root.cls), mode=mode)
