@@ -13,11 +13,13 @@ A producer may dump every event; the reader keeps one record per write:
   table twice: one per user action, by nesting execution ids (``one_per_action``); an
   application's kept writes are numbered 0..n-1 in dump order.
 
-A record that is no event (no execution id: a dry run's analysis, a streaming query's plan, a
-dump written before ``raw/1``) is kept as it is. Every rule reads only the keys a lean record
-keeps too (``lean_keys``), and applying one twice changes nothing: the py4j capture drops events
-with these same functions before it describes them (``toJSON`` costs tens of milliseconds), and
-the reader's pass then leaves its records as they are.
+A record that is no event (no execution id: a dry run's analysis, a bare query's or a streaming
+query's plan) is a write of its own: never nested, never merged with another; a statement or an application with no
+event at all is kept as it is, as are the dumps written before ``raw/1``, which their producer
+reduced already. Every rule reads only the keys a lean record keeps too (``lean_keys``), and
+applying one twice changes nothing: the py4j capture drops events with these same functions
+before it describes them (``toJSON`` costs tens of milliseconds), and the reader's pass then
+leaves its records as they are.
 """
 
 from __future__ import annotations
@@ -83,12 +85,12 @@ def drop_inner(records: list[Record]) -> list[Record]:
 
 def one_per_target(records: list[Record]) -> list[Record]:
     """One record per place written, in the order the places first appear: of one place's
-    records the lowest rank wins (the CTAS over the insert it runs), the first on a tie."""
+    events the lowest rank wins (the CTAS over the insert it runs), the first on a tie."""
     best: dict[str, Record] = {}
     order: list[str] = []
     for rec in records:
-        key = target_key(rec)
-        if key is None:  # nowhere known: never the same write as another record
+        key = target_key(rec) if raw.is_event(rec) else None
+        if key is None:  # nowhere known, or no event: never the same write as another record
             key = f"#{id(rec)}"
         if key not in best:
             order.append(key)

@@ -14,8 +14,9 @@ Top-level keys (a key marked *optional* may be left out; ``null`` is read as abs
     index         int. A script's record: the statement's 0-based position in the script, DDL
                   included. An application's: its write's number; the reader numbers an
                   application's kept writes 0..n-1 in dump order.
-    sql           str. The statement's text; in a scripting block or an application, the text
-                  of the ``spark.sql`` call that wrote, when Spark kept it, else "" (application).
+    sql           str. The statement's text. A scripting block's write: the text of the block's
+                  statement that wrote, when Spark kept it (the plan's origin), else the block's.
+                  An application's: the text of the ``spark.sql`` call that wrote, else "".
     line          int or null. The statement's first line in the script (1-based); null in an
                   application.
     kind          "write" when the plan's root is a write command (``writes.WRITES``), else

@@ -69,34 +69,35 @@ def test_a_record_that_is_no_event_never_nests():
 # -- one per target: a script statement's -------------------------------------------------------------
 
 def test_ctas_wins_over_its_nested_insert():
-    outer, inner = ctas("file:/wh/t"), insert("file:/wh/t")
+    outer, inner = ctas("file:/wh/t", 5), insert("file:/wh/t", 6)
     assert events.one_per_target([outer, inner]) == [outer]
     assert events.one_per_target([outer, inner])[0] is outer
 
 
 def test_ctas_wins_whatever_the_order():
-    outer, inner = ctas("file:/wh/t"), insert("file:/wh/t")
+    outer, inner = ctas("file:/wh/t", 5), insert("file:/wh/t", 6)
     assert events.one_per_target([inner, outer]) == [outer]
 
 
 def test_trailing_slash_is_the_same_target():
-    outer, inner = ctas("file:/wh/t/"), insert("file:/wh/t")
+    outer, inner = ctas("file:/wh/t/", 5), insert("file:/wh/t", 6)
     assert events.one_per_target([inner, outer]) == [outer]
 
 
 def test_different_targets_are_all_kept_in_order():
-    a, b, c = insert("file:/wh/a", tag=1), ctas("file:/wh/b", tag=2), insert("file:/wh/c", tag=3)
+    a, b, c = insert("file:/wh/a", 1), ctas("file:/wh/b", 2), insert("file:/wh/c", 3)
     assert events.one_per_target([a, b, c]) == [a, b, c]
 
 
 def test_first_of_equal_rank_is_kept():
-    first, second = insert("file:/wh/t", tag=1), insert("file:/wh/t", tag=2)
+    first, second = insert("file:/wh/t", 1), insert("file:/wh/t", 2)
     assert events.one_per_target([first, second]) == [first]
+    assert events.one_per_target([first, second])[0] is first
 
 
 def test_save_as_table_keeps_what_it_wraps():
-    wrapper = rec("SaveAsV1TableCommand", location="file:/wh/t")
-    outer, inner = ctas("file:/wh/t"), insert("file:/wh/t")
+    wrapper = rec("SaveAsV1TableCommand", 1, location="file:/wh/t")
+    outer, inner = ctas("file:/wh/t", 2), insert("file:/wh/t", 3)
     assert events.one_per_target([wrapper, outer, inner]) == [outer]
 
 
@@ -138,10 +139,16 @@ def test_target_key(record, key):
 
 
 def test_records_without_target_are_never_merged():
-    a = {"plan": [{"class": "org.apache.spark.sql.catalyst.plans.logical.Project"}], "extras": {}}
-    b = {"plan": [{"class": "org.apache.spark.sql.catalyst.plans.logical.Project"}], "extras": {}}
+    a = {"plan": [{"class": "org.apache.spark.sql.catalyst.plans.logical.Project"}], "extras": {}, "execution_id": 1}
+    b = {"plan": [{"class": "org.apache.spark.sql.catalyst.plans.logical.Project"}], "extras": {}, "execution_id": 1}
     assert a == b and events.target_key(a) is None
     assert [id(r) for r in events.one_per_target([a, b])] == [id(a), id(b)]
+
+
+def test_records_that_are_no_events_are_never_merged():
+    a, b = ctas("file:/wh/t"), insert("file:/wh/t")  # two dry-run analyses, say
+    assert events.target_key(a) == events.target_key(b)
+    assert events.one_per_target([a, b]) == [a, b]
 
 
 def test_one_directory_is_one_target_however_it_is_spelled():
