@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from airflow_lineage_provider.lineage.plan import digest, record, resolve
+from airflow_lineage_provider.lineage.plan import digest, events, record, resolve
 from airflow_lineage_provider.lineage.plan.lean import LEAN
 from tests.helpers import PLANS, plan_record
 
@@ -144,5 +144,5 @@ def test_the_digest_keeps_what_the_reduction_reads(name):
     lean = json.loads(json.dumps(digest.digest(event)))
     assert lean[record.EXECUTION_ID] == 42 and lean[record.FUNC] == record.COMMAND_FUNC
     assert lean[record.COMMAND] == record.command(plan_record(name))
-    assert record.TARGET_KEY in lean
+    assert lean.get(record.TARGET_KEY) == events.target_key(event)  # None: no place known, never merged
     assert record.TARGET_KEY not in digest.digest(plan_record(name))  # no event: nothing to reduce
