@@ -37,6 +37,7 @@ from typing import Any, Callable, Mapping, Protocol
 from airflow_lineage_provider.lineage import naming
 from airflow_lineage_provider.lineage.model import CONDITIONAL, FILTER, IDENTITY, JOIN, Dataset
 from airflow_lineage_provider.lineage.plan import expressions as ex
+from airflow_lineage_provider.lineage.plan import record as raw
 from airflow_lineage_provider.lineage.plan.lean import EXPAND, ref_code
 from airflow_lineage_provider.lineage.plan.tree import Tree
 
@@ -138,9 +139,9 @@ class RowLevel:
     def target(self, node: Tree) -> Dataset | None:
         """The written table: the relation under the command's target plan."""
         mode = MODES.get(node.cls) or self._rewrite(node).mode
-        write = self._builder.extras.get("write") or {}
-        if node.cls in REWRITTEN and write.get("table"):
-            return naming.from_location(write.get("location"), table=write["table"], mode=mode)
+        write = raw.write_of(self._builder.extras)
+        if node.cls in REWRITTEN and write.get(raw.TABLE):
+            return naming.from_location(write.get(raw.LOCATION), table=write[raw.TABLE], mode=mode)
         for found in _target_plan(node).walk():
             if found.cls in ("LogicalRelation", "HiveTableRelation", "DataSourceV2Relation"):
                 dataset = self._builder.name_relation(found)
