@@ -220,7 +220,7 @@ def test_a_damaged_dump_costs_lineage_a_warning_never_the_task(tmp_path, damage,
     else:
         (tmp_path / "result.json").unlink()
     op = SparkSqlLineageOperator(task_id="t", sql=SRC_DST, schema_cache=False)
-    report = op._extract(read_dump(str(tmp_path), _json_loads()))
+    report = op.lineage_reporter.extract(read_dump(str(tmp_path), _json_loads()))
     assert any(w.startswith(warning) for w in report.warnings), report.warnings
     kept = [s for s in report.statements if s.method == "plan"]
     assert len(kept) == {"corrupt": 1, "truncated": 1, "no plans": 0, "no result": 2}[damage]
