@@ -31,6 +31,7 @@ exactly those), and the builder calls it for the commands ``writes.ROW_LEVEL_COM
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol
 
@@ -95,7 +96,9 @@ class RowLevel:
     """The digest's handling of MERGE INTO, UPDATE and DELETE FROM, built with the digest's builder."""
 
     def __init__(self, builder: Builder) -> None:
-        self._builder = builder
+        # Weak: the builder holds this collaborator, and a strong reference back would make a cycle that
+        # keeps every digested plan alive until the garbage collector runs (digest was 1.35x slower).
+        self._builder: Builder = weakref.proxy(builder)
         # Per command node (by id), what was read of it. The node is kept in the value: while it
         # lives, its id cannot be handed to another tree.
         self._rewrites: dict[int, tuple[Tree, _Rewrite]] = {}
