@@ -1,83 +1,306 @@
 """Credentials out of every text that leaves the job: SQL, names, messages.
 
-One rule for the driver's log lines and errors, the lineage document, OpenLineage
-events and the UI. Standard library only: the Spark driver uses it too.
+One rule for the driver's log lines and errors, the lineage document, OpenLineage events, the UI and
+the CLI: ``scrub`` masks, ``secrets_in`` lists what it masks (for Airflow's log masker), and
+``strip_jdbc_credentials`` drops credentials from a dataset name. Standard library only: the Spark
+driver uses it too.
+
+The rule knows key *spellings*, not key words. A key (an OPTIONS key, a Spark conf, a URL parameter,
+a JSON field, a command-line flag) is secret when its name, lower-cased with every separator removed,
+contains one of ``SECRET_WORDS`` (``sfPassword``, ``aws_secret_access_key``, ``x-api-key``,
+``fs.azure.account.key.<acct>...``, ``javax.jdo.option.ConnectionPassword``), or has one of
+``SECRET_PARTS`` as a whole part (``sasToken``, ``fs.azure.sas.<container>...``; not ``sasl``).
+Where such a key stands next to a value is the table ``FORMS``: each row a pattern with a ``key`` and
+a ``value`` group; the whole value is masked, every quoting and escape of a string literal included.
+SQL comments are scrubbed too: everything in a comment after a secret name is masked.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import NamedTuple
 
-_SECRET_KEYS = ("password", "passwd", "pwd", "user", "username", "secret", "token", "accesskey",
-                "secretkey", "access_key", "secret_key", "apikey", "api_key", "credential", "credentials",
-                "sessiontoken", "session_token", "key", "privatekey", "private_key", "auth")
-_SECRET_KEY_RE = "|".join(sorted((k.replace("_", "[_.-]?") for k in _SECRET_KEYS), key=len, reverse=True))
-# key=value in a URL query (?a=1&b=2) or JDBC property list (;a=1;b=2), with a secret key.
-_SECRET_PARAM = re.compile(rf"(?i)([?&;])((?:[\w.-]*?)(?:{_SECRET_KEY_RE}))=[^&;#\s'\"]*")
-# user:password@ or user@ before a host in any URL (scheme://...@host).
-_USERINFO = re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]*:(?:[a-z0-9+.\-]+:)*//)[^/@\s'\"]+@")
-# Oracle's thin driver: jdbc:oracle:thin:user/password@host
-_ORACLE_USER = re.compile(r"(?i)(jdbc:oracle:[a-z0-9]+:)[^@/\s'\"]*/[^@\s'\"]*@")
-# key 'value' / key = "value" / "key": "value" options in SQL text or JSON with a secret key;
-# a user name only in the OPTIONS form (user 'bob') or as a JSON key, never in `WHERE user = 'x'`.
-_SECRET_OPTION = re.compile(
-    r"(?i)([\"'`]?\b(?:password|passwd|pwd|secret|token|secret[_.]?key|access[_.]?key|session[_.]?token)[\"'`]?"
-    r"\s*[:=]?\s*)('[^']*'|\"[^\"]*\")")
-_USER_OPTION = re.compile(r"(?i)((?:\buser(?:name)?\s+|[\"']user(?:name)?[\"']\s*:\s*))('[^']*'|\"[^\"]*\")")
 REDACTED = "***"
+
+# -- which names are secret -------------------------------------------------------------------------
+
+# Contained anywhere in a name lower-cased without separators ("Connection_Password" -> connectionpassword).
+SECRET_WORDS = (
+    "password", "passwd", "passphrase", "pwd", "secret", "token", "credential", "accesskey", "accountkey",
+    "privatekey", "apikey", "authpass", "storepass", "keypass", "encryptionkey", "signingkey",
+    "accesssignature", "connectionstring",
+)
+# A whole part of a name (split at separators and camelCase): ``sasToken``, ``fs.azure.sas.c.a``, not ``sasl``.
+SECRET_PARTS = frozenset({"sas"})
+# URL and connection-string parameters that are credentials by their name alone (``?user=...&sig=...``).
+URL_SECRET_NAMES = frozenset({"user", "username", "uid", "key", "auth", "sig", "signature"})
+# Names of what finds a credential, not of the credential (``fs.s3a.aws.credentials.provider``).
+_NOT_SECRET_ENDINGS = ("provider", "providers", "providerpath")
+
+
+def _parts(name: str) -> list[str]:
+    return [p.lower() for p in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", name)]
+
+
+def is_secret_name(name: str) -> bool:
+    """A key whose value is a credential, in any case and with any separator or none."""
+    flat = re.sub(r"[^a-z0-9]", "", name.lower())
+    if not flat or flat.endswith(_NOT_SECRET_ENDINGS):
+        return False
+    return any(word in flat for word in SECRET_WORDS) or not SECRET_PARTS.isdisjoint(_parts(name))
+
+
+def is_secret_conf(key: str) -> bool:
+    """A Spark conf key whose value is a credential (``spark.hadoop.fs.s3a.access.key``, ``...secret.key``,
+    ``...session.token``, ``fs.azure.account.key.<acct>...``, a JDBC password)."""
+    return is_secret_name(key)
+
+
+def _is_url_secret(name: str) -> bool:
+    return name.lower() in URL_SECRET_NAMES or is_secret_name(name)
+
+
+# -- the pieces of the patterns ---------------------------------------------------------------------
+
+# A string literal: '...' or "..." (r'...' too) with backslash escapes and doubled quotes; one left
+# open (a statement's first line, a literal cut by a line break) runs to the end of the text.
+_LIT = r"""[rR]?(?:'(?:[^'\\]|\\[\s\S]|'')*'?|"(?:[^"\\]|\\[\s\S]|"")*"?)"""
+# A value: a literal, or literals side by side (Spark joins 'ab' 'cd' into one string).
+_VALUE = rf"{_LIT}(?:\s*{_LIT})*"
+# A key: bare (dots and dashes inside), backquoted, or quoted on one line.
+_KEY = r"""(?:`[^`\n]+`|'(?:[^'\\\n]|\\.)+'|"(?:[^"\\\n]|\\.)+"|(?:(?<=-D)|(?<![\w.\-$@]))[A-Za-z_](?:[\w.\-]*\w)?)"""
+
+
+def _name(key: str) -> str:
+    return key[1:-1] if key[:1] in "`'\"" and len(key) > 1 else key
+
+
+def _unquoted(value: str) -> list[str]:
+    """The text a value holds, as written and as Spark reads it (escapes undone)."""
+    out: list[str] = []
+    for lit in re.findall(_LIT, value) or [value]:
+        body = lit[1:] if lit[:1] in "rR" else lit
+        if body[:1] in "'\"":
+            q = body[0]
+            body = body[1:-1] if len(body) > 1 and body.endswith(q) else body[1:]
+            out += [body, body.replace(q * 2, q).replace("\\" + q, q)]
+        else:
+            out.append(lit)
+    return out
+
+
+def _masked(value: str) -> str:
+    """A value masked whole: one literal ``'***'`` (its quote kept) for any run of literals."""
+    body = value.lstrip("rR") if value[:2].lower() in ("r'", 'r"') else value
+    lines = "\n" * value.count("\n")  # a script's line numbers stay what they were
+    if body[:1] in "'\"":
+        return f"{body[0]}{REDACTED}{body[0]}{lines}"
+    return REDACTED + lines
+
+
+class Form(NamedTuple):
+    """One way a key and its value are written: ``pattern`` has groups ``key`` and ``value``; the value
+    is masked when ``secret`` says the key's name is a secret one (given the whole match)."""
+
+    name: str
+    pattern: re.Pattern[str]
+    secret: Callable[[str, re.Match[str]], bool]
+    example: str
+
+
+def _secret(name: str, m: re.Match[str]) -> bool:
+    return is_secret_name(name)
+
+
+def _secret_or_user(name: str, m: re.Match[str]) -> bool:
+    """A user name too in the OPTIONS (``user 'bob'``) and JSON (``"user": "bob"``) forms, never in a
+    comparison (``WHERE user = 'x'``)."""
+    if is_secret_name(name):
+        return True
+    quoted_key = m.group("key")[:1] in "'\""
+    return name.lower() in ("user", "username") and (quoted_key or "=" not in m.group("sep").replace("=>", ""))
+
+
+def _secret_unquoted(name: str, m: re.Match[str]) -> bool:
+    """``key=value``, or ``key: value`` with a key in lower case (``password: v``, not a log line's
+    ``DelegationTokenManager: Attempting ...``)."""
+    return is_secret_name(name) and (m.group("sep") == "=" or name == name.lower())
+
+
+# The forms a SQL text is read in, one pass left to right (so a literal is never read from its middle).
+# Comments and string literals not taken by a form are matched too: a comment is masked after its first
+# secret name; a literal's content is read again with these forms (JSON in a string, --conf "k=v").
+SQL_FORMS = (
+    Form("SET", re.compile(
+        rf"(?:^|(?<=;))[ \t]*SET[ \t]+(?:-v[ \t]+)?(?P<key>{_KEY})(?P<sep>[ \t]*=[ \t]*)(?P<value>{_VALUE}|[^;\n]*)",
+        re.I | re.M), _secret, "SET spark.hadoop.fs.s3a.secret.key = v"),
+    Form("key value", re.compile(rf"(?P<key>{_KEY})(?P<sep>\s*(?:=>|==|=|:)?\s*)(?P<value>{_VALUE})"),
+         _secret_or_user, "OPTIONS (password 'v', 'sfPassword' = \"v\"), {\"token\": \"v\"}, f(token => 'v')"),
+    Form("command-line flag", re.compile(
+        rf"(?<![\w-])--(?P<key>[A-Za-z][\w.\-]*)(?P<sep>=|[ \t]+)(?P<value>{_VALUE}|[^\s'\"]+)"),
+         _secret, "--password v, --api-key=v"),
+)
+# A comment: /* ... */, or -- to the end of the line (a mid-line --word is a command-line flag).
+_COMMENT = r"/\*[\s\S]*?(?:\*/|\Z)|^[ \t]*--[^\n]*|--(?![A-Za-z])[^\n]*"
+_COMMENT_KEY = re.compile(rf"(?P<key>{_KEY})(?P<sep>\s*(?:=>|[:=]|\bis\b)?\s*)", re.I)
+# The whole content of a literal being ``key=value`` (``--conf "k=a b"``): all of it after ``=`` is the value.
+_WHOLE_KV = re.compile(r"\s*(?P<key>[A-Za-z_][\w.\-]*)(?P<sep>\s*[=:]\s*)(?P<value>[\s\S]+)")
+
+# The forms read anywhere in the text, literals and comments included, after the SQL forms.
+TEXT_FORMS = (
+    # jdbc:oracle:thin:user/password@host
+    Form("Oracle user/password", re.compile(r"(?i)(?P<prefix>jdbc:oracle:[a-z0-9]+:)(?P<key>[^@/\s'\"]*)/"
+                                            r"(?P<value>[^@\s'\"]*)@"), lambda n, m: True,
+         "jdbc:oracle:thin:scott/v@//h:1521/ORCL"),
+    # scheme://user:password@host (or user@host): the user info goes.
+    Form("URL user info", re.compile(r"(?i)(?P<prefix>\b[a-z][a-z0-9+.\-]{0,30}:(?:[a-z0-9+.\-]{1,30}:){0,3}//)"
+                                     r"(?P<key>[^/?#:\s'\"]*)(?::(?P<value>[^/?#\s'\"]*))?@"),
+         lambda n, m: True, "s3a://AKIA:v@bucket/x"),
+    # ?key=value&... in a URL, ;key=value in a JDBC property list.
+    Form("URL parameter", re.compile(r"(?P<prefix>[?&;])(?P<key>[\w.\-]+)=(?P<value>[^&;#\s'\"]*)"),
+         lambda n, m: _is_url_secret(n), "?password=v&sig=v, ;password=v"),
+    # key=value unquoted anywhere (--conf k=v, -Dk=v, a log line, k: v).
+    Form("key=value", re.compile(r"(?:(?<=-D)|(?<![\w.\-]))(?P<key>[A-Za-z_](?:[\w.\-]*\w)?)(?P<sep>=|:[ \t]*)"
+                                 r"(?P<value>[^\s'\"`;&)]+)"), lambda n, m: _secret_unquoted(n, m),
+         "--conf spark.x.password=v, token: v"),
+    # Authorization: Bearer <token>
+    Form("bearer token", re.compile(r"(?i)\b(?P<key>bearer)[ \t]+(?P<value>[A-Za-z0-9\-._~+/]{8,}=*)"),
+         lambda n, m: True, "Authorization: Bearer v0123456789"),
+)
+FORMS = SQL_FORMS + TEXT_FORMS
+# Azure's wasb(s)/abfs(s) URLs name the container where other URLs have a user.
+_CONTAINER_SCHEME = re.compile(r"(?i)(?:wasbs?|abfss?)://")
+
+# All of them in one pattern (each form's own groups unnamed: it is matched again to read them).
+_SQL = re.compile("|".join([f"(?P<comment>{_COMMENT})"]
+                           + [f"(?P<f{i}>{re.sub(r'[(][?]P<[a-z]+>', '(?:', f.pattern.pattern)})"
+                              for i, f in enumerate(SQL_FORMS)]
+                           + [f"(?P<lit>{_LIT})"]), re.I | re.M)
+
+
+# -- the rule ----------------------------------------------------------------------------------------
+
+class _Redaction:
+    def __init__(self) -> None:
+        self.found: list[str] = []
+        self.depth = 0  # literals read inside literals: JSON in a string is one level, never more than two
+
+    def mask(self, value: str) -> str:
+        self.found += [v.strip() for v in _unquoted(value)]
+        return _masked(value)
+
+    def sql(self, text: str) -> str:
+        return _SQL.sub(self._sql_match, text)
+
+    def _sql_match(self, m: re.Match[str]) -> str:
+        if m.group("comment") is not None:
+            return self.comment(m.group("comment"))
+        if m.group("lit") is not None:
+            return self.literal(m.group("lit"))
+        for i, form in enumerate(SQL_FORMS):
+            if m.group(f"f{i}") is not None:
+                sub = form.pattern.match(m.string, m.start())
+                if sub is None or sub.end() != m.end():  # pragma: no cover - the same pattern, at the same place
+                    return m.group(0)
+                return self.form(form, sub)
+        return m.group(0)  # pragma: no cover
+
+    def form(self, form: Form, m: re.Match[str]) -> str:
+        start, end = m.span("value")
+        value = m.group("value")
+        text = m.group(0)
+        base = m.start(0)
+        if form.secret(_name(m.group("key")), m) and value.strip():
+            stripped = value.rstrip()
+            new = self.mask(stripped) + value[len(stripped):]
+        else:
+            new = "".join(self.literal(lit) if lit[:1] in "'\"rR" and re.fullmatch(_LIT, lit) else lit
+                          for lit in re.split(f"({_LIT})", value))
+        return text[:start - base] + new + text[end - base:]
+
+    def literal(self, lit: str) -> str:
+        """A literal not taken as a value: its content read again (JSON in a string, ``"k=a b"``)."""
+        prefix = lit[:1] if lit[:1] in "rR" else ""
+        body = lit[len(prefix):]
+        if len(body) < 2:
+            return lit
+        q = body[0]
+        closed = len(body) > 1 and body.endswith(q)
+        content = body[1:-1] if closed else body[1:]
+        whole = _WHOLE_KV.fullmatch(content)
+        if whole and is_secret_name(whole.group("key")):
+            self.found += [whole.group("value").strip()]
+            content = content[:whole.start("value")] + _masked(whole.group("value"))
+        elif self.depth < 2:
+            self.depth += 1
+            content = self.sql(content)
+            self.depth -= 1
+        return prefix + q + content + (q if closed else "")
+
+    def comment(self, text: str) -> str:
+        """Everything in a comment after its first secret name is masked (a comment is free text)."""
+        opening = re.match(r"[ \t]*(?:--|/\*)", text)
+        start = opening.end() if opening else 0
+        close = "*/" if text.startswith("/*") and text.endswith("*/") and len(text) >= 4 else ""
+        body = self.text(text[start:len(text) - len(close)])  # URLs first: a user info is no name
+        for m in _COMMENT_KEY.finditer(body):
+            if not is_secret_name(_name(m.group("key"))):
+                continue
+            rest = body[m.end():]
+            if not rest.strip():
+                break
+            self.found.append(rest.strip().rstrip(";").strip())
+            self.found.append(rest.split()[0].strip("'\"`;,"))  # the word after the name: its value
+            space = " " if close and rest[-1:].isspace() else ""
+            return text[:start] + body[:m.end()] + _masked(rest) + space + close
+        return text[:start] + body + close
+
+    def text(self, text: str) -> str:
+        for form in TEXT_FORMS:
+            text = form.pattern.sub(lambda m, f=form: self._text_match(f, m), text)
+        return text
+
+    def _text_match(self, form: Form, m: re.Match[str]) -> str:
+        if not form.secret(m.group("key") or "", m):
+            return m.group(0)
+        if form.name in ("Oracle user/password", "URL user info"):
+            if form.name == "URL user info" and m.group("value") is None and _CONTAINER_SCHEME.match(m.group(0)):
+                return m.group(0)  # abfss://container@account: no credential
+            if m.group("value"):
+                self.found.append(m.group("value"))
+            return m.group("prefix")
+        return self.form(form, m)
 
 
 def scrub(text: str | None) -> str | None:
-    """``text`` with every credential we can recognise replaced: URL user info, secret query
-    parameters and JDBC properties, Oracle's ``user/password@``, and secret OPTIONS in SQL."""
+    """``text`` with every credential the rule recognises masked: secret keys' values in SQL (OPTIONS,
+    SET, properties, named arguments), JSON, command lines and comments; URL user info, secret URL
+    parameters and JDBC properties, Oracle's ``user/password@``; bearer tokens."""
     if not text:
         return text
-    out = _ORACLE_USER.sub(r"\1", text)
-    out = _USERINFO.sub(r"\1", out)
-    out = _SECRET_PARAM.sub(lambda m: f"{m.group(1)}{m.group(2)}={REDACTED}", out)
-    for pattern in (_SECRET_OPTION, _USER_OPTION):
-        out = pattern.sub(lambda m: f"{m.group(1)}{m.group(2)[0]}{REDACTED}{m.group(2)[0]}", out)
-    return out
+    redaction = _Redaction()
+    return redaction.text(redaction.sql(text))
+
+
+def secrets_in(text: str | None) -> list[str]:
+    """The credential values ``scrub`` hides in ``text``, as written and unescaped (to register them
+    with a log masker, which then hides them in lines this module never sees)."""
+    if not text:
+        return []
+    redaction = _Redaction()
+    redaction.text(redaction.sql(text))
+    return [v for v in dict.fromkeys(redaction.found) if len(v) >= 3 and REDACTED not in v]
 
 
 def strip_jdbc_credentials(url: str) -> str:
     """A JDBC URL without user info and without secret parameters (dropped, not masked)."""
-    out = _ORACLE_USER.sub(r"\1@", url)
-    out = _USERINFO.sub(r"\1", out)
-    out = _SECRET_PARAM.sub(lambda m: m.group(1) if m.group(1) == ";" else m.group(1), out)
+    out = re.sub(TEXT_FORMS[0].pattern, lambda m: m.group("prefix") + "@", url)
+    out = re.sub(TEXT_FORMS[1].pattern, lambda m: m.group("prefix"), out)
+    out = re.sub(TEXT_FORMS[2].pattern,
+                 lambda m: m.group("prefix") if _is_url_secret(m.group("key")) else m.group(0), out)
     out = re.sub(r"[?&;]+(?=$|#)", "", out)
     out = re.sub(r"\?&+", "?", out)
     out = re.sub(r"&&+", "&", out)
     out = re.sub(r";;+", ";", out)
     return out
-
-
-# Spark conf keys whose value is a credential: access keys, secrets, tokens, passwords.
-_SECRET_CONF_KEY = re.compile(r"(?i)(access[_.-]?key|secret|token|password|passwd|credential)")
-
-
-def is_secret_conf(key: str) -> bool:
-    """A Spark conf key whose value is a credential (``spark.hadoop.fs.s3a.access.key``, ``...secret.key``,
-    ``...session.token``, a JDBC password)."""
-    return bool(_SECRET_CONF_KEY.search(key))
-
-
-def secrets_in(text: str | None) -> list[str]:
-    """The credential values ``scrub`` would hide in ``text`` (to register them with a log masker,
-    which then hides them in lines this module never sees)."""
-    if not text:
-        return []
-    found: list[str] = []
-    for m in _SECRET_PARAM.finditer(text):
-        value = m.group(0).split("=", 1)[1]
-        found.append(value)
-    for m in _USERINFO.finditer(text):
-        info = m.group(0)[len(m.group(1)):-1]
-        found.extend(part for part in info.split(":")[1:2])
-    for m in _ORACLE_USER.finditer(text):
-        info = m.group(0)[len(m.group(1)):-1]
-        found.extend(info.split("/")[1:2])
-    for pattern in (_SECRET_OPTION,):
-        for m in pattern.finditer(text):
-            found.append(m.group(2)[1:-1])
-    return [v for v in dict.fromkeys(found) if len(v) >= 3 and v != REDACTED]

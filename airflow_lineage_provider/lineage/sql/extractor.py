@@ -42,6 +42,7 @@ from airflow_lineage_provider.lineage.model import (
     Origin,
     StatementLineage,
 )
+from airflow_lineage_provider.lineage.redact import scrub
 from airflow_lineage_provider.lineage.schema_cache import SchemaCache
 from airflow_lineage_provider.lineage.sql.catalog import Catalog, TableInfo, ViewLineage, parameter_tables
 from airflow_lineage_provider.lineage.sql.qualify import qualify
@@ -98,6 +99,7 @@ class SqlExtractor:
     # -- scripts and statements ------------------------------------------------------------------
 
     def run(self, script: str) -> LineageReport:
+        script = scrub(script) or ""  # every statement's text and message is shown: no credential in any
         statements: list[StatementLineage] = []
         split = split_statements(script)
         for stmt in split:

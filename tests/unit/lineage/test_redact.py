@@ -57,3 +57,140 @@ def test_the_secrets_a_text_holds_are_the_ones_scrub_hides():
     assert {"Pw1secret", "Pw2secret", "Pw3secret", "Pw4secret"} <= set(found)
     assert not any(secret in scrub(text) for secret in found)
     assert secrets_in("SELECT 1") == [] and secrets_in(None) == []
+
+
+# -- one rule, every spelling ------------------------------------------------------------------------
+# (text, what must survive). Every case plants PW (or a value holding it); the value must be gone from
+# the scrubbed text, and ``secrets_in`` must name it for Airflow's masker.
+PW = "Hunter2xyz"
+SPELLINGS = [
+    # OPTIONS: bare keys in any case and separator, quoted, backquoted, with or without =
+    (f"OPTIONS (path '/data/in', password '{PW}')", ["path '/data/in'", "password '***'"]),
+    (f"OPTIONS (path '/data/in', aws_secret_access_key '{PW}')", ["path '/data/in'", "aws_secret_access_key"]),
+    (f"OPTIONS (sfURL 'acct.snowflakecomputing.com', sfPassword '{PW}')", ["sfURL 'acct.snowflakecomputing.com'",
+                                                                          "sfPassword '***'"]),
+    (f"OPTIONS (`fs.azure.account.key.acct.dfs.core.windows.net` '{PW}', path 'abfss://c@acct/x')",
+     ["`fs.azure.account.key.acct.dfs.core.windows.net` '***'", "path 'abfss://c@acct/x'"]),
+    (f"OPTIONS ('password' = '{PW}', 'dbtable' = 'orders')", ["'password' = '***'", "'dbtable' = 'orders'"]),
+    (f'OPTIONS (password = "{PW}", dbtable "orders")', ['password = "***"', 'dbtable "orders"']),
+    (f"OPTIONS (client_secret '{PW}', clientId 'app')", ["client_secret '***'", "clientId 'app'"]),
+    (f"OPTIONS (sasToken '{PW}', container 'raw')", ["sasToken '***'", "container 'raw'"]),
+    (f"OPTIONS ('x-api-key' '{PW}', endpoint 'https://api.example/v1')", ["'x-api-key' '***'", "https://api.example/v1"]),
+    (f"OPTIONS (PRIVATE_KEY '{PW}', user_role 'etl')", ["PRIVATE_KEY '***'", "user_role 'etl'"]),
+    (f"OPTIONS (pem_private_key_passphrase '{PW}')", ["pem_private_key_passphrase '***'"]),
+    (f"OPTIONS (`kafka.ssl.truststore.password` '{PW}', subscribe 'events')", ["subscribe 'events'"]),
+    (f"OPTIONS (ConnectionString \"Endpoint=sb://ns/;SharedAccessKey={PW}\")", ["ConnectionString"]),
+    # the whole literal: doubled and backslash-escaped quotes, literals side by side, an open literal
+    (f"OPTIONS (password 'ab''{PW}', path '/p')", ["password '***'", "path '/p'"]),
+    (f"OPTIONS (password 'ab\\'{PW}', path '/p')", ["password '***'", "path '/p'"]),
+    (f"OPTIONS (password 'ab' '{PW}', path '/p')", ["password '***'", "path '/p'"]),
+    (f"CREATE TEMPORARY VIEW v USING jdbc OPTIONS (password 'ab{PW}", ["CREATE TEMPORARY VIEW v USING jdbc"]),
+    # SET of a secret conf: = with or without spaces, quoted or not, backquoted key
+    (f"SET spark.hadoop.fs.s3a.secret.key={PW};\nSELECT 1", ["SET spark.hadoop.fs.s3a.secret.key=***;", "SELECT 1"]),
+    (f"SET spark.some.password = {PW} and more;", ["SET spark.some.password = ***;"]),
+    (f"SET spark.hadoop.fs.s3a.access.key='{PW}'", ["spark.hadoop.fs.s3a.access.key='***'"]),
+    (f"set `javax.jdo.option.ConnectionPassword`={PW}", ["`javax.jdo.option.ConnectionPassword`=***"]),
+    (f"SELECT 1; SET spark.hadoop.fs.azure.sas.c.acct.blob.core.windows.net={PW}",
+     ["SET spark.hadoop.fs.azure.sas.c.acct.blob.core.windows.net=***"]),
+    # --conf on a command line, -D system properties, flags
+    (f"spark-submit --conf spark.hadoop.fs.s3a.session.token={PW} --conf spark.app.name=etl --name x",
+     ["spark.hadoop.fs.s3a.session.token=***", "spark.app.name=etl", "--name x"]),
+    (f'spark-submit --conf "spark.some.password={PW} with space" --name x', ['"spark.some.password=***"', "--name x"]),
+    (f"--conf spark.driver.extraJavaOptions=-Dspark.ssl.keyStorePassword={PW}", ["-Dspark.ssl.keyStorePassword=***"]),
+    (f"beeline -u jdbc:hive2://h:10000 --password {PW} -e 'SELECT 1'", ["--password ***", "jdbc:hive2://h:10000"]),
+    # URLs: parameters and user info
+    (f"jdbc:postgresql://h/db?user=etl&password={PW}&ssl=true", ["ssl=true", "password=***"]),
+    (f"jdbc:sqlserver://h:1433;databaseName=shop;pwd={PW}", ["databaseName=shop", "pwd=***"]),
+    (f"https://acct.blob.core.windows.net/c/f.csv?sv=2022-11-02&sig={PW}", ["sv=2022-11-02", "sig=***"]),
+    (f"abfss://etl:{PW}@acct.dfs.core.windows.net/path", ["abfss://acct.dfs.core.windows.net/path"]),
+    (f"s3a://AKIAEXAMPLE:{PW}@bucket/key", ["s3a://bucket/key"]),
+    (f"jdbc:oracle:thin:scott/{PW}@//h:1521/ORCL", ["//h:1521/ORCL"]),
+    # JSON, named arguments, headers
+    (f'{{"token": "{PW}", "table": "orders"}}', ['"token": "***"', '"table": "orders"']),
+    (f"SELECT * FROM read_files(path => '/x', api_key => '{PW}')", ["path => '/x'", "api_key => '***'"]),
+    (f"Authorization: Bearer {PW}abcdef", ["Authorization: Bearer ***"]),
+    (f"SELECT '{{\"password\": \"{PW}\"}}' AS j FROM t", ['"password": "***"', "AS j FROM t"]),
+    # comments: on their own line, after a statement, in a block, free text
+    (f"-- password={PW}\nINSERT INTO t SELECT * FROM s", ["-- password=***", "INSERT INTO t SELECT * FROM s"]),
+    (f"INSERT INTO t SELECT * FROM s; -- token: {PW}", ["INSERT INTO t SELECT * FROM s;", "-- token: ***"]),
+    (f"SELECT a /* secret {PW} */ FROM t", ["SELECT a /* secret *** */ FROM t"]),
+    (f"/* the prod password is\n   {PW} */\nSELECT 1", ["/* the prod password is\n   *** */", "SELECT 1"]),
+    (f"SELECT 1 --sfPassword {PW}", ["SELECT 1 --sfPassword ***"]),
+]
+
+
+@pytest.mark.parametrize(("text", "kept"), SPELLINGS, ids=[t[:48] for t, _ in SPELLINGS])
+def test_every_spelling_of_a_secret_is_masked_and_nothing_else(text, kept):
+    from airflow_lineage_provider.lineage.redact import scrub, secrets_in
+
+    out = scrub(text)
+    assert PW not in out, out
+    for part in kept:
+        assert part in out, (part, out)
+    assert any(PW in value for value in secrets_in(text)), secrets_in(text)
+    assert out.count("\n") == text.count("\n")  # a script's line numbers stay
+    assert scrub(out) == out  # scrubbing twice changes nothing
+
+
+@pytest.mark.parametrize("text", [
+    "SELECT * FROM t WHERE user = 'bob' AND token_count > 3",
+    "CREATE TABLE t (password STRING COMMENT 'hashed', token_id INT) USING parquet LOCATION '/data/t'",
+    "SET spark.sql.shuffle.partitions=4",
+    "SET spark.authenticate.enableSaslEncryption=true",
+    "--conf spark.hadoop.fs.s3a.aws.credentials.provider=org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+    "INFO HadoopDelegationTokenManager: Attempting to login to KDC",
+    "INSERT INTO passwords_archive SELECT * FROM secrets_staging -- nightly copy",
+    "SELECT 'a--b', col FROM t",
+    "OPTIONS (path '/data/password_reset/events', header 'true')",
+    "jdbc:postgresql://db.example:5432/shop?ssl=true",
+])
+def test_what_is_no_secret_is_left_as_it_is(text):
+    from airflow_lineage_provider.lineage.redact import scrub, secrets_in
+
+    assert scrub(text) == text
+    assert secrets_in(text) == []
+
+
+@pytest.mark.parametrize("name", [
+    "password", "Password", "PASSWORD", "sfPassword", "db_passwd", "pwd", "spark.some.password",
+    "javax.jdo.option.ConnectionPassword", "aws_secret_access_key", "client_secret", "spark.hadoop.fs.s3a.secret.key",
+    "spark.hadoop.fs.s3a.access.key", "fs.s3a.session.token", "fs.azure.account.key.acct.dfs.core.windows.net",
+    "fs.azure.sas.c.acct.blob.core.windows.net", "sasToken", "x-api-key", "apiKey", "private_key", "privateKey",
+    "pem_private_key_passphrase", "google.cloud.auth.service.account.json.credential", "AuthPassword",
+    "ssl.truststore.password", "spark.io.encryption.key", "ConnectionString",
+])
+def test_secret_names_are_known_by_spelling(name):
+    from airflow_lineage_provider.lineage.redact import is_secret_name
+
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize("name", [
+    "path", "dbtable", "user_role", "spark.authenticate.enableSaslEncryption", "spark.app.name", "keyspace",
+    "spark.hadoop.fs.s3a.aws.credentials.provider", "hadoop.security.credential.provider.path", "primaryKey",
+])
+def test_names_that_merely_look_secret_are_not(name):
+    from airflow_lineage_provider.lineage.redact import is_secret_name
+
+    assert not is_secret_name(name)
+
+
+def test_scrub_is_linear_on_hostile_input():
+    import time
+
+    from airflow_lineage_provider.lineage.redact import scrub
+
+    for text in ("'" * 20000, "`" * 20000, "a.b-" * 20000, "a:/" * 20000, "password '" + "\\'" * 20000,
+                 "/* " + "`a" * 20000, "'a' = " * 20000):
+        start = time.perf_counter()
+        scrub(text)
+        assert time.perf_counter() - start < 2, text[:20]
+
+
+def test_the_rule_is_a_table_of_forms_each_with_an_example_it_masks():
+    from airflow_lineage_provider.lineage.redact import FORMS, REDACTED, scrub
+
+    for form in FORMS:
+        for example in form.example.split(", "):
+            out = scrub(example) or ""
+            assert REDACTED in out or "v@" not in out and out != example, (form.name, example, out)
