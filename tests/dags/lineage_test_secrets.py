@@ -17,14 +17,32 @@ OUT = os.path.join(os.environ.get("AIRFLOW_HOME", "/tmp"), "secrets_out")
 URL = f"jdbc:postgresql://db.example:5432/shop?user=etl&password={PLANTED}"
 USERINFO = f"jdbc:postgresql://etl:{PLANTED}@db.example:5432/shop"
 
+# Every spelling of issue 24: SET of a secret conf (with and without spaces, quoted), OPTIONS keys that
+# are no bare word (quoted, backquoted, camelCase, with separators) on a view a write reads, a password
+# holding an escaped quote, and comments holding a password (on their own line and after a statement).
+SPELLINGS = (
+    f"SET spark.hadoop.fs.s3a.secret.key={PLANTED};\n"
+    f"SET spark.some.password = {PLANTED};\n"
+    f"SET spark.hadoop.fs.azure.sas.raw.acct.blob.core.windows.net='{PLANTED}';\n"
+    f"-- password={PLANTED}\n"
+    "CREATE TEMPORARY VIEW secret_src USING parquet\n"
+    f"  OPTIONS (path '{OUT}', aws_secret_access_key '{PLANTED}', 'sfPassword' = '{PLANTED}',\n"
+    f"           `fs.azure.account.key.acct.dfs.core.windows.net` \"{PLANTED}\", sasToken = '{PLANTED}',\n"
+    f"           password 'ab''{PLANTED}', 'x-api-key' 'ab\\'{PLANTED}');\n"
+    f"/* the service token is {PLANTED} */\n"
+    f"INSERT OVERWRITE DIRECTORY '{OUT}_copy' USING parquet SELECT url FROM secret_src; -- token: {PLANTED}\n"
+)
+
 with DAG(dag_id="lineage_secrets_ok", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC")) as ok:
     SparkSqlLineageOperator(
         task_id="secret_in_sql",
         retries=0,
-        conf={"spark.hadoop.fs.s3a.access.key": f"AKIA{PLANTED}", "spark.hadoop.fs.s3a.secret.key": PLANTED},
+        conf={"spark.hadoop.fs.s3a.access.key": f"AKIA{PLANTED}", "spark.hadoop.fs.s3a.secret.key": PLANTED,
+              "spark.hadoop.fs.azure.account.key.acct.dfs.core.windows.net": PLANTED},
         sql=(
             f"SELECT '{URL}' AS url, '{USERINFO}' AS other;\n"
             f"INSERT OVERWRITE DIRECTORY '{OUT}' USING parquet SELECT '{URL}' AS url;\n"
+            + SPELLINGS
         ),
     )
 
@@ -34,8 +52,9 @@ with DAG(dag_id="lineage_secrets_parse_error", schedule=None,
         task_id="secret_in_bad_sql",
         retries=0,
         sql=(
-            "CREATE TEMPORARY VIEW src USING org.apache.spark.sql.jdbc\n"
-            f"  OPTIONS (url '{USERINFO}', dbtable 'orders', password '{PLANTED}')\n"
+            f"CREATE TEMPORARY VIEW src USING org.apache.spark.sql.jdbc -- password={PLANTED}\n"
+            f"  OPTIONS (url '{USERINFO}', dbtable 'orders', password 'ab''{PLANTED}', 'sfPassword' = '{PLANTED}', "
+            f"`fs.azure.account.key.a.dfs.core.windows.net` \"{PLANTED}\", aws_secret_access_key 'x\\'{PLANTED}')\n"
             f"  WHERE '{URL}' = url SELEC;\n"
         ),
     )
@@ -45,5 +64,6 @@ with DAG(dag_id="lineage_secrets_run_error", schedule=None,
     SparkSqlLineageOperator(
         task_id="secret_in_failing_sql",
         retries=0,
-        sql=f"SELECT no_such_column, '{URL}' AS url FROM VALUES (1) AS t(a);\n",
+        sql=(f"SELECT no_such_column, '{URL}' AS url /* password: {PLANTED} */, 'k' AS sasToken "
+             f"FROM VALUES (1) AS t(a) -- token={PLANTED}\n;\n"),
     )

@@ -81,13 +81,46 @@ def assert_no_secret(*artefacts: object) -> None:
 def test_a_successful_run_shows_no_secret_anywhere(airflow_db, tmp_path, capfd, monkeypatch):
     run, printed, events, docs = run_secret_dag("ok", tmp_path, capfd)
     assert run.state == "success"
-    assert "[airflow-lineage] statement 1/2" in printed  # the driver's log lines are there, scrubbed
+    assert "[airflow-lineage] statement 1/7" in printed  # the driver's log lines are there, scrubbed
     assert "password=***" in printed
+    for line in ("statement 3/7 (line 3): SET spark.hadoop.fs.s3a.secret.key=***",
+                 "statement 4/7 (line 4): SET spark.some.password = ***",
+                 "statement 7/7 (line 12): INSERT OVERWRITE DIRECTORY"):
+        assert line in printed, line
     assert {e["eventType"] for e in events} >= {"START", "COMPLETE"}
-    assert docs["secret_in_sql"]["statements"]
+    statements = docs["secret_in_sql"]["statements"]
+    assert [st["method"] for st in statements] == ["plan", "plan", "plan"]
+    assert statements[2]["sql"].startswith("INSERT OVERWRITE DIRECTORY") and "secret_src" in statements[2]["sql"]
+    task_events = [e for e in events if e["job"]["name"].endswith(".secret_in_sql")]
+    assert {e["eventType"] for e in task_events} == {"START", "COMPLETE"}
+    for event in task_events:  # the SQL facet: every spelling masked, the rest of the script as it was
+        query = event["job"]["facets"]["sql"]["query"]
+        for kept in ("SET spark.hadoop.fs.s3a.secret.key=***;", "-- password=***", "'sfPassword' = '***'",
+                     "password '***'", "'x-api-key' '***'", "path '", "/* the service token is *** */",
+                     "FROM secret_src; -- token: ***"):
+            assert kept in query, (kept, query)
     answers = api_answers("lineage_secrets_ok", run.run_id, "secret_in_sql", monkeypatch)
     assert "password=***" in answers[0]  # the API does show the (scrubbed) SQL
-    assert_no_secret(printed, events, docs, *answers)
+    assert_no_secret(printed, events, docs, *answers, *cli_answers(run, capfd))
+
+
+def cli_answers(run, capfd) -> list[str]:
+    """What ``airflow-lineage`` prints of the run (show, as JSON and as a table) and of its script
+    (static extraction, no JVM)."""
+    from airflow_lineage_provider import cli
+    from tests.dags.lineage_test_secrets import SPELLINGS, URL
+
+    printed = []
+    for argv in (["show", "--dag-id", run.dag_id, "--run-id", run.run_id, "--format", "json"],
+                 ["show", "--dag-id", run.dag_id, "--run-id", run.run_id],
+                 ["extract", "--method", "sql", "-e", f"SELECT '{URL}' AS url;\n" + SPELLINGS, "--format", "json"],
+                 ["extract", "--method", "sql", "-e", SPELLINGS]):
+        capfd.readouterr()
+        assert cli.main(argv) == 0, argv
+        out = capfd.readouterr()
+        printed.append(out.out + out.err)
+    assert "secret_src" in printed[0] and "secrets_out_copy" in printed[2]
+    return printed
 
 
 def test_a_parse_error_shows_no_secret_in_the_log_the_error_or_the_fail_event(airflow_db, tmp_path, capfd,
