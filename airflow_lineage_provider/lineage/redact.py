@@ -33,8 +33,11 @@ SECRET_WORDS = (
 )
 # A whole part of a name (split at separators and camelCase): ``sasToken``, ``fs.azure.sas.c.a``, not ``sasl``.
 SECRET_PARTS = frozenset({"sas"})
-# URL and connection-string parameters that are credentials by their name alone (``?user=...&sig=...``).
-URL_SECRET_NAMES = frozenset({"user", "username", "uid", "key", "auth", "sig", "signature"})
+# URL and connection-string parameters that are credentials by their name alone (``?key=...&sig=...``).
+URL_SECRET_NAMES = frozenset({"key", "auth", "sig", "signature"})
+# User names: masked where they stand beside a credential (``?user=``, ``OPTIONS (user '...')``), but
+# never given to a log masker (a user named ``etl`` would hide every "etl" of the task log).
+USER_NAMES = frozenset({"user", "username", "uid"})
 # Names of what finds a credential, not of the credential (``fs.s3a.aws.credentials.provider``).
 _NOT_SECRET_ENDINGS = ("provider", "providers", "providerpath")
 
@@ -58,7 +61,7 @@ def is_secret_conf(key: str) -> bool:
 
 
 def _is_url_secret(name: str) -> bool:
-    return name.lower() in URL_SECRET_NAMES or is_secret_name(name)
+    return name.lower() in URL_SECRET_NAMES | USER_NAMES or is_secret_name(name)
 
 
 # -- the pieces of the patterns ---------------------------------------------------------------------
@@ -119,7 +122,7 @@ def _secret_or_user(name: str, m: re.Match[str]) -> bool:
     if is_secret_name(name):
         return True
     quoted_key = m.group("key")[:1] in "'\""
-    return name.lower() in ("user", "username") and (quoted_key or "=" not in m.group("sep").replace("=>", ""))
+    return name.lower() in USER_NAMES and (quoted_key or "=" not in m.group("sep").replace("=>", ""))
 
 
 def _secret_unquoted(name: str, m: re.Match[str]) -> bool:
@@ -186,8 +189,9 @@ class _Redaction:
         self.found: list[str] = []
         self.depth = 0  # literals read inside literals: JSON in a string is one level, never more than two
 
-    def mask(self, value: str) -> str:
-        self.found += [v.strip() for v in _unquoted(value)]
+    def mask(self, value: str, name: str = "") -> str:
+        if name.lower() not in USER_NAMES:
+            self.found += [v.strip() for v in _unquoted(value)]
         return _masked(value)
 
     def sql(self, text: str) -> str:
@@ -213,7 +217,7 @@ class _Redaction:
         base = m.start(0)
         if form.secret(_name(m.group("key")), m) and value.strip():
             stripped = value.rstrip()
-            new = self.mask(stripped) + value[len(stripped):]
+            new = self.mask(stripped, _name(m.group("key"))) + value[len(stripped):]
         else:
             new = "".join(self.literal(lit) if lit[:1] in "'\"rR" and re.fullmatch(_LIT, lit) else lit
                           for lit in re.split(f"({_LIT})", value))

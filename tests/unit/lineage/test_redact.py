@@ -194,3 +194,11 @@ def test_the_rule_is_a_table_of_forms_each_with_an_example_it_masks():
         for example in form.example.split(", "):
             out = scrub(example) or ""
             assert REDACTED in out or "v@" not in out and out != example, (form.name, example, out)
+
+
+def test_user_names_are_masked_but_never_given_to_the_log_masker():
+    from airflow_lineage_provider.lineage.redact import scrub, secrets_in
+
+    text = "OPTIONS (user 'etl_loader', password 'Pw12345') jdbc:postgresql://h/db?user=etl_loader&password=Pw67890"
+    assert "etl_loader" not in scrub(text)
+    assert set(secrets_in(text)) == {"Pw12345", "Pw67890"}
