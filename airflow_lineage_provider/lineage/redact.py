@@ -138,7 +138,7 @@ SQL_FORMS = (
     Form("SET", re.compile(
         rf"(?:^|(?<=;))[ \t]*SET[ \t]+(?:-v[ \t]+)?(?P<key>{_KEY})(?P<sep>[ \t]*=[ \t]*)(?P<value>{_VALUE}|[^;\n]*)",
         re.I | re.M), _secret, "SET spark.hadoop.fs.s3a.secret.key = v"),
-    Form("key value", re.compile(rf"(?P<key>{_KEY})(?P<sep>\s*(?:=>|==|=|:)?\s*)(?P<value>{_VALUE})"),
+    Form("key value", re.compile(rf"(?P<key>{_KEY})(?P<sep>\s*(?:=>|==|=|:)\s*|\s+)(?P<value>{_VALUE})"),
          _secret_or_user, "OPTIONS (password 'v', 'sfPassword' = \"v\"), {\"token\": \"v\"}, f(token => 'v')"),
     Form("command-line flag", re.compile(
         rf"(?<![\w-])--(?P<key>[A-Za-z][\w.\-]*)(?P<sep>=|[ \t]+)(?P<value>{_VALUE}|[^\s'\"]+)"),

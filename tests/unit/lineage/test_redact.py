@@ -143,6 +143,7 @@ def test_every_spelling_of_a_secret_is_masked_and_nothing_else(text, kept):
     "SELECT 'a--b', col FROM t",
     "OPTIONS (path '/data/password_reset/events', header 'true')",
     "jdbc:postgresql://db.example:5432/shop?ssl=true",
+    "A user's application: the user's tables and the token's scope",
 ])
 def test_what_is_no_secret_is_left_as_it_is(text):
     from airflow_lineage_provider.lineage.redact import scrub, secrets_in
