@@ -33,6 +33,8 @@ SECRET_WORDS = (
 )
 # A whole part of a name (split at separators and camelCase): ``sasToken``, ``fs.azure.sas.c.a``, not ``sasl``.
 SECRET_PARTS = frozenset({"sas"})
+# The last part of a name (``spark.redis.auth``; not ``fs.gs.auth.type``).
+SECRET_LAST_PARTS = frozenset({"auth"})
 # URL and connection-string parameters that are credentials by their name alone (``?key=...&sig=...``).
 URL_SECRET_NAMES = frozenset({"key", "auth", "sig", "signature"})
 # User names: masked where they stand beside a credential (``?user=``, ``OPTIONS (user '...')``), but
@@ -51,7 +53,9 @@ def is_secret_name(name: str) -> bool:
     flat = re.sub(r"[^a-z0-9]", "", name.lower())
     if not flat or flat.endswith(_NOT_SECRET_ENDINGS):
         return False
-    return any(word in flat for word in SECRET_WORDS) or not SECRET_PARTS.isdisjoint(_parts(name))
+    parts = _parts(name)
+    return (any(word in flat for word in SECRET_WORDS) or not SECRET_PARTS.isdisjoint(parts)
+            or bool(parts) and parts[-1] in SECRET_LAST_PARTS)
 
 
 def is_secret_conf(key: str) -> bool:

@@ -110,6 +110,18 @@ SPELLINGS = [
     (f"SELECT * FROM read_files(path => '/x', api_key => '{PW}')", ["path => '/x'", "api_key => '***'"]),
     (f"Authorization: Bearer {PW}abcdef", ["Authorization: Bearer ***"]),
     (f"SELECT '{{\"password\": \"{PW}\"}}' AS j FROM t", ['"password": "***"', "AS j FROM t"]),
+    # connectors' own spellings: Kafka's JAAS line, Elasticsearch, Redis, Cassandra, MongoDB, GCS
+    (f"OPTIONS (`kafka.sasl.jaas.config` 'org.apache.kafka.common.security.plain.PlainLoginModule required "
+     f"username=\"etl\" password=\"{PW}\";', subscribe 'events')",
+     ["PlainLoginModule required", "password=\"***\"", "subscribe 'events'"]),
+    (f"OPTIONS (es.nodes 'es:9200', es.net.http.auth.pass '{PW}')", ["es.nodes 'es:9200'", "auth.pass '***'"]),
+    (f"spark-submit --conf spark.redis.auth={PW} --conf spark.redis.host=r", ["spark.redis.auth=***", "spark.redis.host=r"]),
+    (f"SET spark.cassandra.auth.password={PW}", ["SET spark.cassandra.auth.password=***"]),
+    (f"OPTIONS (uri 'mongodb://etl:{PW}@m:27017/shop', collection 'orders')",
+     ["mongodb://m:27017/shop", "collection 'orders'"]),
+    (f"spark-submit --conf spark.hadoop.fs.gs.auth.service.account.private.key={PW} "
+     "--conf spark.hadoop.fs.gs.auth.type=X",
+     ["private.key=***", "fs.gs.auth.type=X"]),
     # comments: on their own line, after a statement, in a block, free text
     (f"-- password={PW}\nINSERT INTO t SELECT * FROM s", ["-- password=***", "INSERT INTO t SELECT * FROM s"]),
     (f"INSERT INTO t SELECT * FROM s; -- token: {PW}", ["INSERT INTO t SELECT * FROM s;", "-- token: ***"]),
