@@ -128,6 +128,29 @@ def test_the_logged_submit_command_hides_access_keys_and_the_log_hides_credentia
     assert "Hunter2xyz" not in text and "password=***" in text
 
 
+def test_every_spelling_reaches_the_log_masker_and_the_log(monkeypatch):
+    """The script's credentials, in every spelling the rule knows, are given to Airflow's masker (it then
+    hides them in lines the rule never reads), and Spark's lines quoting them are scrubbed."""
+    import airflow.sdk.log
+
+    from airflow_lineage_provider.hooks.spark_lineage import mask_sql_secrets
+
+    masked: list[str] = []
+    monkeypatch.setattr(airflow.sdk.log, "mask_secret", masked.append)
+    sql = ("SET spark.hadoop.fs.s3a.secret.key=Planted1xyz;\n-- password=Planted2xyz\n"
+           "CREATE TEMPORARY VIEW v USING parquet OPTIONS (path '/p', 'sfPassword' = 'ab''Planted3xyz',\n"
+           "  `fs.azure.account.key.a.dfs.core.windows.net` \"Planted4xyz\", user 'etl_loader');\n"
+           "/* token:\n   Planted5xyz */ SELECT 1")
+    mask_sql_secrets(sql)
+    for planted in ("Planted1xyz", "Planted2xyz", "ab'Planted3xyz", "Planted4xyz", "Planted5xyz"):
+        assert planted in masked, (planted, masked)
+    assert "etl_loader" not in masked
+    hook = SparkLineageHook(conf={"spark.hadoop.fs.azure.account.key.a.dfs.core.windows.net": "Planted6xyz"})
+    assert "Planted6xyz" in masked
+    lines = list(hook.log_lines(line + "\n" for line in sql.splitlines()))
+    assert not any(p in line for line in lines for p in ("Planted1", "Planted2", "Planted3", "Planted4"))
+
+
 def test_an_unwritable_dump_uri_in_cluster_mode_fails_saying_what_to_fix(monkeypatch):
     from airflow_lineage_provider.hooks.spark_lineage import SparkJobError, SparkLineageHook
 
