@@ -14,7 +14,7 @@ import shutil
 import sys
 import tempfile
 
-from airflow_lineage_provider.lineage.model import LineageReport
+from airflow_lineage_provider.lineage.model import DocumentError, LineageReport
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,17 +76,18 @@ def _diff(args: argparse.Namespace) -> int:
     if len(args.documents) == 2 and not args.dag_id:
         docs = []
         for path in args.documents:
-            try:
-                with open(path, encoding="utf-8") as f:
-                    docs.append(LineageReport.from_dict(json.load(f)))
-            except (OSError, ValueError, KeyError) as e:
-                print(f"airflow-lineage: cannot read a lineage document from {path}: {e}", file=sys.stderr)
+            doc = _read_document(path)
+            if isinstance(doc, str):
+                print(f"airflow-lineage: {doc}", file=sys.stderr)
                 return 2
+            docs.append(doc)
         labels = args.documents
     elif args.dag_id and args.task_id and not args.documents:
         from airflow_lineage_provider.runs import task_documents
 
-        found = task_documents(args.dag_id, args.task_id, args.run_id)
+        found, problems = task_documents(args.dag_id, args.task_id, args.run_id)
+        for problem in problems:
+            print(f"airflow-lineage: skipped {problem}", file=sys.stderr)
         if isinstance(found, str):
             print(f"airflow-lineage: {found}", file=sys.stderr)
             return 2
@@ -99,6 +100,27 @@ def _diff(args: argparse.Namespace) -> int:
     print(f"column lineage: {labels[0]} -> {labels[1]}")
     print("\n".join(result.lines()))
     return 0 if result.same else 1
+
+
+def _read_document(path: str) -> LineageReport | str:
+    """The lineage document in the file ``path``, or a sentence naming the file and what is wrong."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        return f"cannot read {path}: {e.strerror or e}"
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        return f"{path} is not UTF-8 text: byte {e.start} (0x{data[e.start]:02x}) cannot be decoded"
+    except ValueError as e:
+        return f"{path} is not JSON: {e}"
+    except RecursionError:
+        return f"{path} is not a lineage document: its JSON is nested too deep to read"
+    try:
+        return LineageReport.from_dict(value)
+    except DocumentError as e:
+        return f"{path} is not a lineage document: {e}"
 
 
 def _extract(args: argparse.Namespace) -> int:
@@ -241,21 +263,24 @@ def _print(report: LineageReport, fmt: str, errors: list[dict] | None = None) ->
 
 
 def _show(args: argparse.Namespace) -> int:
-    from airflow_lineage_provider.runs import latest_run, run_values
+    from airflow_lineage_provider.runs import latest_run, run_documents
 
     run_id = args.run_id or latest_run(args.dag_id, args.task_id)
-    pushed = run_values(args.dag_id, run_id, args.task_id) if run_id else []
-    if not pushed:
-        print(f"no column lineage in XCom for DAG {args.dag_id}", file=sys.stderr)
+    documents, problems = run_documents(args.dag_id, run_id, args.task_id) if run_id else ([], [])
+    for problem in problems:  # skipped, as the UI's API skips them
+        print(f"airflow-lineage: skipped {problem}", file=sys.stderr)
+    if not documents:
+        print(f"no column lineage in XCom for DAG {args.dag_id}" + (f", run {run_id}" if run_id else ""),
+              file=sys.stderr)
         return 1
-    docs = [(p.task_id, p.value) for p in pushed]
     if args.format == "json":
-        print(json.dumps({"dag_id": args.dag_id, "run_id": run_id, "tasks": dict(docs)}, indent=2))
+        tasks = {p.task_id: report.to_dict() for p, report in documents}
+        print(json.dumps({"dag_id": args.dag_id, "run_id": run_id, "tasks": tasks}, indent=2))
         return 0
     print(f"DAG {args.dag_id}, run {run_id}")
-    for task_id, doc in docs:
-        print(f"\n== task {task_id}")
-        _print(LineageReport.from_dict(doc), "table")
+    for pushed, report in documents:
+        print(f"\n== task {pushed.task_id}")
+        _print(report, "table")
     return 0
 
 

@@ -22,7 +22,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import select
 
-from airflow_lineage_provider.lineage.model import XCOM_KEY
+from airflow_lineage_provider.lineage.model import XCOM_KEY, DocumentError
 from airflow_lineage_provider.plugins.graph import TaskChanges, TaskLineage, build_graph
 
 URL_PREFIX = "/column-lineage"
@@ -115,7 +115,7 @@ def read_changes(dag_id: str, run_id: str, tasks: list[TaskLineage]) -> dict[tup
                 continue
             try:
                 old = read_document(dag_id, t.task_id, previous, session=session)
-            except (ValueError, TypeError, KeyError, AttributeError):
+            except DocumentError:
                 continue  # the older value is not a lineage document: nothing to compare with
             out[(t.task_id, t.map_index)] = TaskChanges(previous.run_id, diff(old, t.report))
     return out
