@@ -471,3 +471,16 @@ def test_show_and_diff_skip_a_lineage_xcom_that_is_no_document_saying_why(airflo
     assert given.returncode == 2
     assert given.stderr.splitlines()[-1] == ("airflow-lineage: task good of DAG lineage_fault_xcoms has a lineage "
                                              "document in 1 of the runs given: two are needed")
+
+
+def test_one_hook_run_twice_with_one_dump_dir_returns_each_runs_writes_alone(airflow_db, tmp_path):
+    """``SparkLineageHook(dump_dir=...)`` used for two jobs: the second's result holds its own write only."""
+    from airflow_lineage_provider.hooks.spark_lineage import SparkLineageHook
+    from airflow_lineage_provider.lineage.extract import from_records
+
+    hook = SparkLineageHook(conn_id=None, dump_dir=str(tmp_path / "dumps"))
+    results = [hook.run_sql(f"INSERT OVERWRITE DIRECTORY '{tmp_path / name}' USING parquet SELECT 1 AS {name};")
+               for name in ("one", "two")]
+    targets = [[s.target.name for s in from_records(r.records, r.warnings).statements] for r in results]
+    assert targets == [[str(tmp_path / "one")], [str(tmp_path / "two")]]
+    assert len(list((tmp_path / "dumps").iterdir())) == 2
