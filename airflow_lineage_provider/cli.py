@@ -164,7 +164,7 @@ def _spark_available() -> bool:
 
 def _extract_static(args: argparse.Namespace, script: str) -> int:
     from airflow_lineage_provider.lineage.sql import extract_script, read_ddl_files
-    from airflow_lineage_provider.lineage.sql.extractor import PARSE_FAILED
+    from airflow_lineage_provider.lineage.sql.extractor import EXTRACTION_FAILED, PARSE_FAILED
 
     try:
         ddl = read_ddl_files(args.ddl)
@@ -177,7 +177,8 @@ def _extract_static(args: argparse.Namespace, script: str) -> int:
         return 2
     report = extract_script(script, schema=schema, ddl=ddl, database=args.database)
     _print(report, args.format)
-    unparsed = [w for st in report.statements for w in st.warnings if PARSE_FAILED in w]
+    # A statement not read, for a syntax error or one the extractor cannot handle: no lineage, exit 1.
+    unparsed = [w for st in report.statements for w in st.warnings if PARSE_FAILED in w or EXTRACTION_FAILED in w]
     for warning in unparsed:
         print(f"error: {warning}", file=sys.stderr)
     return 1 if unparsed else 0

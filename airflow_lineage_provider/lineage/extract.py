@@ -28,7 +28,10 @@ def from_records(records: Iterable[dict[str, Any]], warnings: Iterable[str] = ()
         try:
             statements.append(resolve.extract(rec))
         except Exception as e:  # lineage never breaks the job
-            log.warning("lineage extraction failed for statement %s: %s", rec.get(raw.INDEX), e, exc_info=True)
+            where = rec.get(raw.INDEX)
+            where = where + 1 if isinstance(where, int) else where  # counted from 1, as Spark's messages do
+            log.warning("plan lineage of statement %s: extraction failed: %s: %s", where, e.__class__.__name__, e)
+            log.debug("plan lineage of statement %s failed", where, exc_info=True)
             statements.append(StatementLineage(
                 index=int(rec.get(raw.INDEX, 0)), sql=str(rec.get(raw.SQL, "")), method="none", confidence=0.0,
                 target=None, warnings=(f"plan extraction failed: {e.__class__.__name__}: {e}",),

@@ -189,3 +189,27 @@ def test_diff_of_two_documents_says_what_changed_and_exits_1(tmp_path):
         "~ spark_catalog.default.t.a <- spark_catalog.default.s.a: IDENTITY -> TRANSFORMATION"]
     same = subprocess.run([venv_bin("airflow-lineage"), "diff", old, old], capture_output=True, text=True, timeout=60)
     assert same.returncode == 0 and same.stdout.splitlines()[-1] == "no change in the column lineage"
+
+
+DEEP = ("CREATE TABLE deep (a INT) USING parquet;\nCREATE TABLE deep_out (a INT) USING parquet;\n"
+        "INSERT INTO deep_out SELECT " + "(a + " * 400 + "a" + ")" * 400 + " FROM deep;\n")
+NESTED = ("static extraction failed: the statement is nested too deep for the static extractor (RecursionError: "
+          "maximum recursion depth exceeded)")
+
+
+def test_method_sql_fails_on_a_statement_nested_too_deep_in_one_line_as_on_a_syntax_error(tmp_path):
+    proc = extract(tmp_path, DEEP, "--method", "sql")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines() == [f"static lineage of statement 3: {NESTED}",
+                                        f"error: statement 3 of 3 (line 3 of the script): {NESTED}"]
+    assert "statement 3 -> (no lineage)  [method=none, confidence=0]" in proc.stdout
+
+
+def test_plan_mode_on_a_statement_nested_too_deep_says_it_once_numbered_as_spark_does(tmp_path):
+    """Spark refuses the statement as too complex (its "Statement 3 of 3"); the static extractor's check of it
+    is one line with the same number, never a traceback."""
+    proc = extract(tmp_path, DEEP)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "error: Statement 3 of 3 has a syntax error at line 3 of the script" in proc.stderr
+    assert proc.stderr.count("static lineage of statement") == 1
+    assert f"static lineage of statement 3: {NESTED}" in proc.stderr
