@@ -213,3 +213,29 @@ def test_plan_mode_on_a_statement_nested_too_deep_says_it_once_numbered_as_spark
     assert "error: Statement 3 of 3 has a syntax error at line 3 of the script" in proc.stderr
     assert proc.stderr.count("static lineage of statement") == 1
     assert f"static lineage of statement 3: {NESTED}" in proc.stderr
+
+
+def test_a_dry_run_of_a_row_level_write_says_when_the_tables_format_cannot_run_it(tmp_path):
+    """A real run of MERGE/UPDATE/DELETE into a parquet table is refused by Spark when it plans it
+    (UNSUPPORTED_FEATURE.TABLE_OPERATION); the dry run plans it too, never runs it, and says so. A table
+    that can run them (the test catalog rowcat) gets no such warning."""
+    from tests.rowlevel import CATALOG_CLASS, rowlevel_conf
+
+    script = ("CREATE TABLE pq_t (id INT, v STRING) USING parquet;\nCREATE TABLE pq_s (id INT, v STRING) USING parquet;\n"
+              "MERGE INTO pq_t USING pq_s ON pq_t.id = pq_s.id WHEN MATCHED THEN UPDATE SET v = pq_s.v;\n"
+              "UPDATE pq_t SET v = 'x' WHERE id = 1;\nDELETE FROM pq_t WHERE id = 2;\n"
+              "CREATE NAMESPACE IF NOT EXISTS rowcat.dry;\nCREATE TABLE rowcat.dry.t (id INT, v STRING);\n"
+              "MERGE INTO rowcat.dry.t t USING pq_s ON t.id = pq_s.id WHEN MATCHED THEN UPDATE SET v = pq_s.v;\n"
+              "UPDATE rowcat.dry.t SET v = 'x' WHERE id = 1;\nDELETE FROM rowcat.dry.t WHERE id = 2;\n")
+    proc = extract(tmp_path, script, "--dry-run", "--format", "json", "--conf",
+                   f"spark.jars={rowlevel_conf()['spark.jars']}", "--conf", f"spark.sql.catalog.rowcat={CATALOG_CLASS}")
+    assert proc.returncode == 0, proc.stderr
+    statements = {s["index"]: s for s in json.loads(proc.stdout)["statements"]}
+    for index, what in ((2, "MERGE INTO TABLE"), (3, "UPDATE TABLE"), (4, "DELETE")):
+        assert statements[index]["warnings"] == [
+            "dry run only: a real run of this statement would be refused by Spark ([UNSUPPORTED_FEATURE.TABLE_OPERATION] "
+            f"The feature is not supported: Table `spark_catalog`.`default`.`pq_t` does not support {what})"]
+        assert statements[index]["method"] == "plan" and statements[index]["confidence"] == 1.0
+    assert statements[2]["columns"]["v"][0]["field"] == "v"  # the lineage of the analyzed plan stands
+    for index in (7, 8, 9):
+        assert statements[index]["target"]["table"] == "rowcat.dry.t" and statements[index]["warnings"] == [], index
