@@ -72,13 +72,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _diff(args: argparse.Namespace) -> int:
     from airflow_lineage_provider.lineage.diff import diff
+    from airflow_lineage_provider.lineage.extract import printable
 
     if len(args.documents) == 2 and not args.dag_id:
         docs = []
         for path in args.documents:
             doc = _read_document(path)
             if isinstance(doc, str):
-                print(f"airflow-lineage: {doc}", file=sys.stderr)
+                print(f"airflow-lineage: {printable(doc)}", file=sys.stderr)
                 return 2
             docs.append(doc)
         labels = args.documents
@@ -87,9 +88,9 @@ def _diff(args: argparse.Namespace) -> int:
 
         found, problems = task_documents(args.dag_id, args.task_id, args.run_id)
         for problem in problems:
-            print(f"airflow-lineage: skipped {problem}", file=sys.stderr)
+            print(f"airflow-lineage: skipped {printable(problem)}", file=sys.stderr)
         if isinstance(found, str):
-            print(f"airflow-lineage: {found}", file=sys.stderr)
+            print(f"airflow-lineage: {printable(found)}", file=sys.stderr)
             return 2
         labels, docs = [run for run, _ in found], [doc for _, doc in found]
     else:
@@ -97,8 +98,8 @@ def _diff(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     result = diff(docs[0], docs[1])
-    print(f"column lineage: {labels[0]} -> {labels[1]}")
-    print("\n".join(result.lines()))
+    print(printable(f"column lineage: {labels[0]} -> {labels[1]}"))
+    print("\n".join(map(printable, result.lines())))
     return 0 if result.same else 1
 
 
@@ -163,6 +164,7 @@ def _spark_available() -> bool:
 
 
 def _extract_static(args: argparse.Namespace, script: str) -> int:
+    from airflow_lineage_provider.lineage.extract import printable
     from airflow_lineage_provider.lineage.sql import extract_script, read_ddl_files
     from airflow_lineage_provider.lineage.sql.extractor import EXTRACTION_FAILED, PARSE_FAILED
 
@@ -180,14 +182,14 @@ def _extract_static(args: argparse.Namespace, script: str) -> int:
     # A statement not read, for a syntax error or one the extractor cannot handle: no lineage, exit 1.
     unparsed = [w for st in report.statements for w in st.warnings if PARSE_FAILED in w or EXTRACTION_FAILED in w]
     for warning in unparsed:
-        print(f"error: {warning}", file=sys.stderr)
+        print(f"error: {printable(warning, newlines=True)}", file=sys.stderr)
     return 1 if unparsed else 0
 
 
 def _extract_plan(args: argparse.Namespace, script: str) -> int:
     from airflow_lineage_provider.hooks import local_spark
     from airflow_lineage_provider.job.dump import SCRIPT, read_dump
-    from airflow_lineage_provider.lineage.extract import from_records
+    from airflow_lineage_provider.lineage.extract import from_records, printable
     from airflow_lineage_provider.lineage.sql.static import TaskSql
 
     conf = dict(kv.split("=", 1) for kv in args.conf if "=" in kv)
@@ -213,9 +215,10 @@ def _extract_plan(args: argparse.Namespace, script: str) -> int:
         errors = [result.error]
     _print(report, args.format, errors)
     for err in errors:
-        print(f"error: {err.get('message')}", file=sys.stderr)
+        print(f"error: {printable(str(err.get('message')), newlines=True)}", file=sys.stderr)
     if code and not errors:
-        print(f"{stderr_tail}\nerror: the Spark job failed (exit code {code})", file=sys.stderr)
+        print(f"{printable(stderr_tail, newlines=True)}\nerror: the Spark job failed (exit code {code})",
+              file=sys.stderr)
     return 1 if (errors or code) else 0
 
 
@@ -268,8 +271,10 @@ def _show(args: argparse.Namespace) -> int:
 
     run_id = args.run_id or latest_run(args.dag_id, args.task_id)
     documents, problems = run_documents(args.dag_id, run_id, args.task_id) if run_id else ([], [])
+    from airflow_lineage_provider.lineage.extract import printable
+
     for problem in problems:  # skipped, as the UI's API skips them
-        print(f"airflow-lineage: skipped {problem}", file=sys.stderr)
+        print(f"airflow-lineage: skipped {printable(problem)}", file=sys.stderr)
     if not documents:
         print(f"no column lineage in XCom for DAG {args.dag_id}" + (f", run {run_id}" if run_id else ""),
               file=sys.stderr)

@@ -239,3 +239,23 @@ def test_a_dry_run_of_a_row_level_write_says_when_the_tables_format_cannot_run_i
     assert statements[2]["columns"]["v"][0]["field"] == "v"  # the lineage of the analyzed plan stands
     for index in (7, 8, 9):
         assert statements[index]["target"]["table"] == "rowcat.dry.t" and statements[index]["warnings"] == [], index
+
+
+def test_control_characters_in_names_are_shown_escaped_never_sent_to_the_terminal(tmp_path):
+    """A column named with ANSI escape sequences (clear the screen, red) is printed as its escapes by the
+    table output and by diff."""
+    proc = extract(tmp_path, "SELECT 1 AS `a\x1b[2J\x1b[31mb`;\n", "--method", "sql")
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout and "a\\x1b[2J\\x1b[31mb" in proc.stdout
+    from airflow_lineage_provider.lineage.model import ColumnInput, Dataset, LineageReport, StatementLineage
+
+    files = []
+    for n, field in enumerate(("x", "y\x1b[2J")):
+        st = StatementLineage(index=0, sql="", method="plan", confidence=1.0, target=Dataset("file", "/w", "t\x1b[5m"),
+                              columns=(("c\x1b]0;pwned\x07", (ColumnInput("s", field),)),))
+        files.append(tmp_path / f"{n}.json")
+        files[-1].write_text(LineageReport((st,)).to_json())
+    diffed = subprocess.run([venv_bin("airflow-lineage"), "diff", *map(str, files)], capture_output=True, text=True,
+                            timeout=60)
+    assert diffed.returncode == 1 and "\x1b" not in diffed.stdout and "\x07" not in diffed.stdout
+    assert "t\\x1b[5m.c\\x1b]0;pwned\\x07" in diffed.stdout and "s.y\\x1b[2J" in diffed.stdout
