@@ -484,3 +484,45 @@ def test_one_hook_run_twice_with_one_dump_dir_returns_each_runs_writes_alone(air
     targets = [[s.target.name for s in from_records(r.records, r.warnings).statements] for r in results]
     assert targets == [[str(tmp_path / "one")], [str(tmp_path / "two")]]
     assert len(list((tmp_path / "dumps").iterdir())) == 2
+
+
+def test_the_page_of_an_unknown_dag_run_or_task_is_a_404_as_its_api(airflow_db, monkeypatch):
+    """The real app and metadata database (only Airflow's auth manager is a stand-in): each page answers
+    what its API answers, 404 naming what does not exist."""
+    from airflow.api_fastapi.core_api import security
+    from airflow.models.dag import DagModel
+    from fastapi.testclient import TestClient
+
+    from airflow_lineage_provider.plugins import app as app_module
+    from tests.conftest import DAGS
+
+    class Allow:
+        async def get_user_from_token(self, token):
+            return type("User", (), {"get_id": lambda self: "u", "get_name": lambda self: "u"})()
+
+        def is_authorized_dag(self, **kwargs):
+            return True
+
+    run = load_dag_module(DAGS / "lineage_test_faults.py").bad_xcoms.test()
+    monkeypatch.setattr(security, "get_auth_manager", lambda: Allow())
+    monkeypatch.setattr(DagModel, "get_team_name", staticmethod(lambda dag_id: None))
+    client = TestClient(app_module.create_app())
+    client.cookies.set("_token", "t")
+    dag = "lineage_fault_xcoms"
+    for path, detail in ((f"/dags/no_such_dag/runs/{run.run_id}", "no DAG 'no_such_dag'"),
+                         (f"/dags/no_such_dag/runs/{run.run_id}/tasks/good", "no DAG 'no_such_dag'"),
+                         (f"/dags/{dag}/runs/no_such_run", f"DAG '{dag}' has no run 'no_such_run'"),
+                         (f"/dags/{dag}/runs/{run.run_id}/tasks/nope", f"run '{run.run_id}' of DAG '{dag}' has no task "
+                                                                       "'nope'")):
+        page, api = client.get(path), client.get("/api" + path)
+        assert (page.status_code, api.status_code) == (404, 404), path
+        assert api.json()["detail"] == detail
+        assert html_unescape(page.text).count(detail) == 1 and "column-lineage-app" not in page.text
+    for path in (f"/dags/{dag}/runs/{run.run_id}", f"/dags/{dag}/runs/{run.run_id}/tasks/good"):
+        assert client.get(path).status_code == 200 and client.get("/api" + path).status_code == 200
+
+
+def html_unescape(text: str) -> str:
+    import html
+
+    return html.unescape(text)
