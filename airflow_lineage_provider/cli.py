@@ -174,8 +174,13 @@ def _extract_static(args: argparse.Namespace, script: str) -> int:
         if args.schema:
             with open(args.schema, encoding="utf-8") as f:
                 schema = json.load(f)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:
         print(f"airflow-lineage: cannot read a schema file: {e}", file=sys.stderr)
+        return 2
+    wrong = _schema_problem(schema)
+    if wrong:
+        print(f"airflow-lineage: {args.schema} is not a table schema file: {printable(wrong)} (expected "
+              '{"db.table": {"column": "type", ...}, ...}, or a list of column names for a table)', file=sys.stderr)
         return 2
     report = extract_script(script, schema=schema, ddl=ddl, database=args.database)
     _print(report, args.format)
@@ -184,6 +189,29 @@ def _extract_static(args: argparse.Namespace, script: str) -> int:
     for warning in unparsed:
         print(f"error: {printable(warning, newlines=True)}", file=sys.stderr)
     return 1 if unparsed else 0
+
+
+def _schema_problem(schema: object) -> str | None:
+    """What is wrong with a ``--schema`` file's JSON, or None: each table's columns are an object of
+    column names and types, a list of column names, or a list of [name, type] pairs."""
+    if schema is None:
+        return None
+    if not isinstance(schema, dict):
+        kind = {list: "a list", str: "a string", bool: "a boolean"}.get(type(schema), "a number")
+        return f"it is {kind}, not an object"
+    for table, columns in schema.items():
+        if isinstance(columns, dict):
+            bad = [c for c, t in columns.items() if t is not None and not isinstance(t, str)]
+            if bad:
+                return f"table {table!r}: the type of column {bad[0]!r} is not a string"
+        elif isinstance(columns, list):
+            for n, c in enumerate(columns, 1):
+                if not (isinstance(c, str) or (isinstance(c, list) and 1 <= len(c) <= 2
+                                               and all(isinstance(x, str) for x in c))):
+                    return f"table {table!r}: column {n} is neither a name nor a [name, type] pair"
+        else:
+            return f"table {table!r}: its columns are neither an object nor a list"
+    return None
 
 
 def _extract_plan(args: argparse.Namespace, script: str) -> int:

@@ -259,3 +259,21 @@ def test_control_characters_in_names_are_shown_escaped_never_sent_to_the_termina
                             timeout=60)
     assert diffed.returncode == 1 and "\x1b" not in diffed.stdout and "\x07" not in diffed.stdout
     assert "t\\x1b[5m.c\\x1b]0;pwned\\x07" in diffed.stdout and "s.y\\x1b[2J" in diffed.stdout
+
+
+@pytest.mark.parametrize(("schema", "said"), [
+    ("[1, 2]", "is not a table schema file: it is a list, not an object"),
+    ('"x"', "is not a table schema file: it is a string, not an object"),
+    ('{"t": 5}', "is not a table schema file: table 't': its columns are neither an object nor a list"),
+    ('{"t": {"a": 5}}', "is not a table schema file: table 't': the type of column 'a' is not a string"),
+    ('{"t": [1]}', "is not a table schema file: table 't': column 1 is neither a name nor a [name, type] pair"),
+    ("{not json", "cannot read a schema file: "),
+    ("[" * 100_000, "cannot read a schema file: maximum recursion depth exceeded"),
+])
+def test_a_schema_file_of_the_wrong_shape_is_a_clear_error(tmp_path, schema, said):
+    (tmp_path / "schema.json").write_text(schema)
+    proc = extract(tmp_path, "INSERT INTO t SELECT a FROM s;\n", "--method", "sql", "--schema",
+                   str(tmp_path / "schema.json"))
+    assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("airflow-lineage: ") and said in line, line
