@@ -37,6 +37,10 @@ Top-level keys (a key marked *optional* may be left out; ``null`` is read as abs
                   script's records are reduced statement by statement). Absent in an application.
     block         true, optional. The statement is a SQL scripting block (BEGIN ... END): each
                   of its statements' writes is its own, even two into one table.
+    refused       str, optional. A dry run's only: Spark's reason it would refuse to run the write it
+                  analyzed (found by planning it, never running it: a MERGE, UPDATE or DELETE into a
+                  table whose format cannot run one, such as plain parquet). The reader adds it to the
+                  statement's warnings; the lineage is the analyzed plan's.
     event         str, in records of early versions only: the funcName, now ``func``. Not read.
 
 ``extras`` (each key optional)::
@@ -101,6 +105,7 @@ FUNC = "func"
 COMMAND = "command"
 STATEMENT = "statement"
 BLOCK = "block"
+REFUSED = "refused"
 # A lean record's only: where its write lands, as the reader's reduction compares targets
 # (``events.target_key``), kept because the lean record has no plan or extras to work it out from.
 TARGET_KEY = "target_key"

@@ -117,7 +117,8 @@ def _documented(section: str) -> set[str]:
 
 def test_every_key_is_documented():
     top = {record.FORMAT, record.INDEX, record.SQL, record.LINE, record.KIND, record.PLAN, record.EXTRAS,
-           record.EXECUTION_ID, record.FUNC, record.COMMAND, record.STATEMENT, record.BLOCK}
+           record.EXECUTION_ID, record.FUNC, record.COMMAND, record.STATEMENT, record.BLOCK,
+           record.REFUSED}
     assert _documented("Top-level keys") == top | {"event"}  # early versions' funcName, not read
     assert _documented("``extras`` (") == {record.TABLES, record.RELATIONS, record.EXPAND, record.WRITE,
                                           record.SOURCE_WARNINGS}
