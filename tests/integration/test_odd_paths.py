@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.integration.scheduler import deployment
 from tests.integration.test_example_dag import asset_events, xcoms
 from tests.integration.test_faults import load_dag_module
 from tests.integration.test_openlineage import openlineage_enabled, read_events
@@ -94,3 +95,32 @@ def test_odd_paths_under_dags_test(odd_dags_test):
     module, run, docs, assets, events = odd_dags_test
     assert run.state == "success"
     check_odd_run(module, docs, assets, events)
+
+
+@pytest.mark.slow
+def test_odd_paths_under_a_scheduler_the_local_executor_and_an_api_server(tmp_path):
+    """Item 1 failed only here: the api-server refused the asset event when the task ended
+    (``URI must be ascii``) and set the task to failed after Spark had written the row."""
+    import json
+
+    from tests.conftest import DAGS
+
+    home = tmp_path / "airflow"
+    base = tmp_path / "odd paths"
+    log = tmp_path / "events.jsonl"
+    env = {"AIRFLOW_LINEAGE_ODD_DIR": str(base), "AIRFLOW_LINEAGE_LOCAL_DIR": str(home / "spark_local"),
+           "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps({"type": "file", "log_file_path": str(log), "append": True}),
+           "AIRFLOW__OPENLINEAGE__DISABLED": "false"}
+    with deployment(home, [DAGS / "lineage_test_paths.py"], env) as airflow:
+        state = airflow.run(DAG_ID, "odd_scheduled")
+        states = airflow.task_states(DAG_ID, "odd_scheduled")
+        docs = airflow.xcoms(DAG_ID, "odd_scheduled", "column_lineage")
+        assets = airflow.asset_events(DAG_ID, "odd_scheduled")
+    assert (state, states) == ("success", {"odd_sql": "success", "odd_app": "success"}), f"logs in {home}"
+    api_log = (home / "api.log").read_text(errors="replace")
+    assert "URI must be ascii" not in api_log
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AIRFLOW_LINEAGE_ODD_DIR", str(base))
+        module = load_dag_module(DAGS / "lineage_test_paths.py")
+    check_odd_run(module, docs, assets, read_events(log) if log.exists() else None)
+    assert log.exists(), "no OpenLineage event was written by the scheduled tasks"
