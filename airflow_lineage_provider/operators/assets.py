@@ -48,7 +48,12 @@ def read(report: LineageReport) -> list[str]:
 def refused(report: LineageReport) -> list[str]:
     """One warning per dataset URI of the run that Airflow would refuse as an asset: the report's
     document carries them, so a reader sees why an asset is missing."""
-    return [f"{uri} is not reported as an Airflow asset: {why}" for uri, why in _assets(report)[2].items()]
+    return [f"{_shown(uri)} is not reported as an Airflow asset: {why}" for uri, why in _assets(report)[2].items()]
+
+
+def _shown(uri: str) -> str:
+    """A URI for a warning line: a very long one keeps its start and its end."""
+    return uri if len(uri) <= 300 else f"{uri[:200]}...{uri[-60:]}"
 
 
 def with_asset_warnings(report: LineageReport) -> LineageReport:
@@ -144,7 +149,7 @@ def publish(task: Any, context: Any, report: LineageReport | None) -> list[str]:
         published = []
         found, reads, bad = _assets(report)
         for uri, why in bad.items():
-            log.warning("Column lineage: %s is not reported as an Airflow asset: %s", uri, why)
+            log.warning("Column lineage: %s is not reported as an Airflow asset: %s", _shown(uri), why)
         for uri, extra in found.items():
             try:
                 events.add(Asset(uri), extra=extra)

@@ -134,7 +134,9 @@ def test_a_uri_airflow_would_refuse_is_left_out_with_a_warning_never_an_exceptio
     report = odd_report(namespace, name)
     assert assets.written(report) == {} and assets.read(report) == []
     [for_source, for_target] = assets.refused(report)  # the read first, as the statement reads then writes
-    assert for_target.startswith(dataset_uri(namespace, name) + " is not reported as an Airflow asset")
+    uri = dataset_uri(namespace, name)
+    assert for_target.startswith(uri[:200]) and " is not reported as an Airflow asset: " in for_target
+    assert len(for_target) < 500  # a very long URI is cut in the middle
     assert why in for_target and why in for_source
     task = type("Task", (), {"dag_id": "d", "task_id": "t", "outlets": []})()
     events = OutletEventAccessors()
