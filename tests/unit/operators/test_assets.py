@@ -167,3 +167,17 @@ def test_the_refusal_is_a_warning_of_the_document_the_task_pushes():
     warnings = pushed[XCOM_KEY]["warnings"]
     assert any("hdfs://nämenode:8020/a is not reported as an Airflow asset" in w for w in warnings)
     assert reporter.lineage.warnings == tuple(warnings)
+
+
+def test_a_check_that_breaks_costs_the_assets_a_warning_never_the_task(monkeypatch, caplog):
+    from airflow.sdk.execution_time.context import OutletEventAccessors
+
+    def broken(uri):
+        raise RuntimeError("the providers manager broke")
+
+    monkeypatch.setattr(assets, "refusal", broken)
+    report = odd_report("file", "/data/out dir/ünï")
+    assert assets.with_asset_warnings(report) is report
+    task = type("Task", (), {"dag_id": "d", "task_id": "t", "outlets": []})()
+    assert assets.publish(task, {"outlet_events": OutletEventAccessors()}, report) == []
+    assert "the providers manager broke" in caplog.text
