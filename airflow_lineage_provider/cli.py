@@ -14,7 +14,7 @@ import shutil
 import sys
 import tempfile
 
-from airflow_lineage_provider.lineage.model import LineageReport
+from airflow_lineage_provider.lineage.model import DocumentError, LineageReport
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,23 +72,25 @@ def main(argv: list[str] | None = None) -> int:
 
 def _diff(args: argparse.Namespace) -> int:
     from airflow_lineage_provider.lineage.diff import diff
+    from airflow_lineage_provider.lineage.extract import printable
 
     if len(args.documents) == 2 and not args.dag_id:
         docs = []
         for path in args.documents:
-            try:
-                with open(path, encoding="utf-8") as f:
-                    docs.append(LineageReport.from_dict(json.load(f)))
-            except (OSError, ValueError, KeyError) as e:
-                print(f"airflow-lineage: cannot read a lineage document from {path}: {e}", file=sys.stderr)
+            doc = _read_document(path)
+            if isinstance(doc, str):
+                print(f"airflow-lineage: {printable(doc)}", file=sys.stderr)
                 return 2
+            docs.append(doc)
         labels = args.documents
     elif args.dag_id and args.task_id and not args.documents:
         from airflow_lineage_provider.runs import task_documents
 
-        found = task_documents(args.dag_id, args.task_id, args.run_id)
+        found, problems = task_documents(args.dag_id, args.task_id, args.run_id)
+        for problem in problems:
+            print(f"airflow-lineage: skipped {printable(problem)}", file=sys.stderr)
         if isinstance(found, str):
-            print(f"airflow-lineage: {found}", file=sys.stderr)
+            print(f"airflow-lineage: {printable(found)}", file=sys.stderr)
             return 2
         labels, docs = [run for run, _ in found], [doc for _, doc in found]
     else:
@@ -96,9 +98,30 @@ def _diff(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     result = diff(docs[0], docs[1])
-    print(f"column lineage: {labels[0]} -> {labels[1]}")
-    print("\n".join(result.lines()))
+    print(printable(f"column lineage: {labels[0]} -> {labels[1]}"))
+    print("\n".join(map(printable, result.lines())))
     return 0 if result.same else 1
+
+
+def _read_document(path: str) -> LineageReport | str:
+    """The lineage document in the file ``path``, or a sentence naming the file and what is wrong."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        return f"cannot read {path}: {e.strerror or e}"
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        return f"{path} is not UTF-8 text: byte {e.start} (0x{data[e.start]:02x}) cannot be decoded"
+    except ValueError as e:
+        return f"{path} is not JSON: {e}"
+    except RecursionError:
+        return f"{path} is not a lineage document: its JSON is nested too deep to read"
+    try:
+        return LineageReport.from_dict(value)
+    except DocumentError as e:
+        return f"{path} is not a lineage document: {e}"
 
 
 def _extract(args: argparse.Namespace) -> int:
@@ -141,8 +164,9 @@ def _spark_available() -> bool:
 
 
 def _extract_static(args: argparse.Namespace, script: str) -> int:
+    from airflow_lineage_provider.lineage.extract import printable
     from airflow_lineage_provider.lineage.sql import extract_script, read_ddl_files
-    from airflow_lineage_provider.lineage.sql.extractor import PARSE_FAILED
+    from airflow_lineage_provider.lineage.sql.extractor import EXTRACTION_FAILED, PARSE_FAILED
 
     try:
         ddl = read_ddl_files(args.ddl)
@@ -150,21 +174,50 @@ def _extract_static(args: argparse.Namespace, script: str) -> int:
         if args.schema:
             with open(args.schema, encoding="utf-8") as f:
                 schema = json.load(f)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:
         print(f"airflow-lineage: cannot read a schema file: {e}", file=sys.stderr)
+        return 2
+    wrong = _schema_problem(schema)
+    if wrong:
+        print(f"airflow-lineage: {args.schema} is not a table schema file: {printable(wrong)} (expected "
+              '{"db.table": {"column": "type", ...}, ...}, or a list of column names for a table)', file=sys.stderr)
         return 2
     report = extract_script(script, schema=schema, ddl=ddl, database=args.database)
     _print(report, args.format)
-    unparsed = [w for st in report.statements for w in st.warnings if PARSE_FAILED in w]
+    # A statement not read, for a syntax error or one the extractor cannot handle: no lineage, exit 1.
+    unparsed = [w for st in report.statements for w in st.warnings if PARSE_FAILED in w or EXTRACTION_FAILED in w]
     for warning in unparsed:
-        print(f"error: {warning}", file=sys.stderr)
+        print(f"error: {printable(warning, newlines=True)}", file=sys.stderr)
     return 1 if unparsed else 0
+
+
+def _schema_problem(schema: object) -> str | None:
+    """What is wrong with a ``--schema`` file's JSON, or None: each table's columns are an object of
+    column names and types, a list of column names, or a list of [name, type] pairs."""
+    if schema is None:
+        return None
+    if not isinstance(schema, dict):
+        kind = {list: "a list", str: "a string", bool: "a boolean"}.get(type(schema), "a number")
+        return f"it is {kind}, not an object"
+    for table, columns in schema.items():
+        if isinstance(columns, dict):
+            bad = [c for c, t in columns.items() if t is not None and not isinstance(t, str)]
+            if bad:
+                return f"table {table!r}: the type of column {bad[0]!r} is not a string"
+        elif isinstance(columns, list):
+            for n, c in enumerate(columns, 1):
+                if not (isinstance(c, str) or (isinstance(c, list) and 1 <= len(c) <= 2
+                                               and all(isinstance(x, str) for x in c))):
+                    return f"table {table!r}: column {n} is neither a name nor a [name, type] pair"
+        else:
+            return f"table {table!r}: its columns are neither an object nor a list"
+    return None
 
 
 def _extract_plan(args: argparse.Namespace, script: str) -> int:
     from airflow_lineage_provider.hooks import local_spark
     from airflow_lineage_provider.job.dump import SCRIPT, read_dump
-    from airflow_lineage_provider.lineage.extract import from_records
+    from airflow_lineage_provider.lineage.extract import from_records, printable
     from airflow_lineage_provider.lineage.sql.static import TaskSql
 
     conf = dict(kv.split("=", 1) for kv in args.conf if "=" in kv)
@@ -190,9 +243,10 @@ def _extract_plan(args: argparse.Namespace, script: str) -> int:
         errors = [result.error]
     _print(report, args.format, errors)
     for err in errors:
-        print(f"error: {err.get('message')}", file=sys.stderr)
+        print(f"error: {printable(str(err.get('message')), newlines=True)}", file=sys.stderr)
     if code and not errors:
-        print(f"{stderr_tail}\nerror: the Spark job failed (exit code {code})", file=sys.stderr)
+        print(f"{printable(stderr_tail, newlines=True)}\nerror: the Spark job failed (exit code {code})",
+              file=sys.stderr)
     return 1 if (errors or code) else 0
 
 
@@ -241,21 +295,26 @@ def _print(report: LineageReport, fmt: str, errors: list[dict] | None = None) ->
 
 
 def _show(args: argparse.Namespace) -> int:
-    from airflow_lineage_provider.runs import latest_run, run_values
+    from airflow_lineage_provider.runs import latest_run, run_documents
 
     run_id = args.run_id or latest_run(args.dag_id, args.task_id)
-    pushed = run_values(args.dag_id, run_id, args.task_id) if run_id else []
-    if not pushed:
-        print(f"no column lineage in XCom for DAG {args.dag_id}", file=sys.stderr)
+    documents, problems = run_documents(args.dag_id, run_id, args.task_id) if run_id else ([], [])
+    from airflow_lineage_provider.lineage.extract import printable
+
+    for problem in problems:  # skipped, as the UI's API skips them
+        print(f"airflow-lineage: skipped {printable(problem)}", file=sys.stderr)
+    if not documents:
+        print(f"no column lineage in XCom for DAG {args.dag_id}" + (f", run {run_id}" if run_id else ""),
+              file=sys.stderr)
         return 1
-    docs = [(p.task_id, p.value) for p in pushed]
     if args.format == "json":
-        print(json.dumps({"dag_id": args.dag_id, "run_id": run_id, "tasks": dict(docs)}, indent=2))
+        tasks = {p.task_id: report.to_dict() for p, report in documents}
+        print(json.dumps({"dag_id": args.dag_id, "run_id": run_id, "tasks": tasks}, indent=2))
         return 0
     print(f"DAG {args.dag_id}, run {run_id}")
-    for task_id, doc in docs:
-        print(f"\n== task {task_id}")
-        _print(LineageReport.from_dict(doc), "table")
+    for pushed, report in documents:
+        print(f"\n== task {pushed.task_id}")
+        _print(report, "table")
     return 0
 
 

@@ -12,7 +12,26 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_lineage_provider.lineage.model import XCOM_KEY, LineageReport
+from airflow_lineage_provider.lineage.model import XCOM_KEY, DocumentError, LineageReport
+
+
+def document_of(value: Any) -> LineageReport:
+    """A lineage XCom's value (the document, or its JSON text) as a report; ``DocumentError`` saying what
+    is wrong when it is not one."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as e:
+            raise DocumentError(f"it is text that is not JSON ({e})") from None
+        except RecursionError:
+            raise DocumentError("it is JSON nested too deep to read") from None
+    return LineageReport.from_dict(value)
+
+
+def not_a_document(task_id: str, error: DocumentError, run_id: str | None = None) -> str:
+    """The sentence that says a task's lineage XCom was skipped, and why (UI API and CLI alike)."""
+    run = f" in run {run_id}" if run_id else ""
+    return f"task {task_id}: XCom {XCOM_KEY!r}{run} is not a lineage document ({error})"
 
 
 @dataclass(frozen=True)
@@ -61,7 +80,7 @@ def lineage_runs(dag_id: str, task_id: str, *, run_ids: list[str] | None = None,
 
 
 def read_document(dag_id: str, task_id: str, run: LineageRun, session=None) -> LineageReport:
-    """The lineage document a task instance pushed in one run."""
+    """The lineage document a task instance pushed in one run; ``DocumentError`` when the value is not one."""
     from airflow.models.xcom import XComModel
     from airflow.utils.session import create_session
     from sqlalchemy import select
@@ -70,8 +89,7 @@ def read_document(dag_id: str, task_id: str, run: LineageRun, session=None) -> L
         row = s.scalars(select(XComModel).where(
             XComModel.dag_id == dag_id, XComModel.task_id == task_id, XComModel.run_id == run.run_id,
             XComModel.map_index == run.map_index, XComModel.key == XCOM_KEY)).one()
-        value = XComModel.deserialize_value(row)
-        return LineageReport.from_dict(json.loads(value) if isinstance(value, str) else value)
+        return document_of(XComModel.deserialize_value(row))
 
     if session is not None:
         return read(session)
@@ -90,18 +108,35 @@ def previous_successful(dag_id: str, task_id: str, run_id: str, map_index: int, 
     return None  # this run is not a successful one with lineage: nothing to compare it with
 
 
-def task_documents(dag_id: str, task_id: str, run_ids: list[str] | None) -> list[tuple[str, LineageReport]] | str:
+def task_documents(dag_id: str, task_id: str, run_ids: list[str] | None
+                   ) -> tuple[list[tuple[str, LineageReport]] | str, list[str]]:
     """A task's lineage documents of two runs, old then new (by default its latest two successful runs with
-    lineage, as the UI's changes view compares); a sentence saying why not otherwise."""
+    a lineage document, as the UI's changes view compares), or a sentence saying why not; and the runs
+    whose XCom was skipped as no lineage document, each with the reason (as ``run_documents`` says)."""
+    from airflow.utils.session import create_session
+
+    if run_ids and len(run_ids) != 2:
+        return f"give two runs to compare, old then new (--run-id given {len(run_ids)} times)", []
     runs = lineage_runs(dag_id, task_id, run_ids=run_ids, successful=not run_ids)
     by_run = {r.run_id: r for r in runs}  # a mapped task: its last map index, as XCom's order says
-    order = list(run_ids) if run_ids else list(by_run)[-2:]
-    missing = [r for r in order if r not in by_run]
-    if len(order) != 2 or missing:
-        return (f"task {task_id} of DAG {dag_id} has no column lineage in run(s) {', '.join(missing)}" if missing
-                else f"task {task_id} of DAG {dag_id} has column lineage in {len(order)} successful run(s): "
-                     "two are needed")
-    return [(run, read_document(dag_id, task_id, by_run[run])) for run in order]
+    missing = [r for r in run_ids or () if r not in by_run]
+    if missing:
+        return f"task {task_id} of DAG {dag_id} has no column lineage in run(s) {', '.join(missing)}", []
+    found: list[tuple[str, LineageReport]] = []
+    problems: list[str] = []
+    with create_session() as session:
+        for run in run_ids or reversed(by_run):  # given: those two; else the newest readable two
+            if len(found) == 2:
+                break
+            try:
+                found.append((run, read_document(dag_id, task_id, by_run[run], session=session)))
+            except DocumentError as e:
+                problems.append(not_a_document(task_id, e, run))
+    if len(found) != 2:
+        which = "of the runs given" if run_ids else "successful runs"
+        return (f"task {task_id} of DAG {dag_id} has a lineage document in {len(found)} {which}: two are needed",
+                problems)
+    return (found if run_ids else found[::-1]), problems
 
 
 def _run_query(dag_id: str, run_id: str, task_ids: list[str] | None, map_index: int | None, *columns: Any) -> Any:
@@ -148,10 +183,9 @@ def run_documents(dag_id: str, run_id: str, task_ids: list[str] | None = None, m
     problems: list[str] = []
     for pushed in run_values(dag_id, run_id, task_ids, map_index):
         try:
-            value = json.loads(pushed.value) if isinstance(pushed.value, str) else pushed.value
-            documents.append((pushed, LineageReport.from_dict(value)))
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            problems.append(f"task {pushed.task_id}: XCom {XCOM_KEY!r} is not a lineage document ({exc})")
+            documents.append((pushed, document_of(pushed.value)))
+        except DocumentError as e:
+            problems.append(not_a_document(pushed.task_id, e))
     return documents, problems
 
 

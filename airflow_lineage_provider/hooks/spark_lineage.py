@@ -37,7 +37,13 @@ class SparkLineageHook(SubmitHookAdapter):
     on that master, exactly as ``SparkSubmitHook`` does.
 
     :param conn_id: Spark connection; ``None`` for the embedded local Spark.
-    :param dump_dir: where the job writes its plan dump; default a fresh temporary directory.
+    :param dump_dir: a local directory under which each run writes its plan dump, in a fresh
+        sub-directory of its own (``run-<16 hex>``, logged, and kept after the run); default a fresh
+        temporary directory, removed after reading. A fresh sub-directory rather than the directory
+        itself because the driver appends to ``plans.jsonl``: a second run in the same directory would
+        read the first run's writes as its own. Refusing a non-empty directory instead would fail the
+        second call of one hook, or every run after a crashed one, for lineage's sake; a sub-directory
+        per run also keeps each run's dump for inspection, as ``dump_uri`` runs do.
     :param dump_uri: a directory both this worker and the Spark driver reach, on any
         Hadoop-compatible file system (``file:///shared/lineage``, ``hdfs://nn/lineage``,
         ``s3a://bucket/lineage``); each run writes under its own sub-directory. Needed in
@@ -200,10 +206,13 @@ class SparkLineageHook(SubmitHookAdapter):
         if self._dump_uri:
             dump = dump_location.run_location(self._dump_uri)
             remove_after = not self._keep_dump
+        elif self._dump_dir:
+            dump = dump_location.run_location(self._dump_dir)  # this run's alone (see dump_dir above)
+            os.makedirs(dump)
+            remove_after = False
         else:
-            dump = self._dump_dir or tempfile.mkdtemp(prefix="airflow-lineage-")
-            os.makedirs(dump, exist_ok=True)
-            remove_after = not self._keep_dump and self._dump_dir is None
+            dump = tempfile.mkdtemp(prefix="airflow-lineage-")
+            remove_after = not self._keep_dump
         try:
             try:
                 args = prepare(dump)
@@ -230,7 +239,7 @@ class SparkLineageHook(SubmitHookAdapter):
         finally:
             if remove_after:
                 dump_location.remove(dump)
-        if self._keep_dump:
+        if not remove_after:
             self.log.info("Plan dump kept at %s", dump)
         if getattr(self, "_dump_warning", None):
             result.warnings.append(self._dump_warning)

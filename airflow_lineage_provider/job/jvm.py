@@ -44,6 +44,15 @@ def analyze_only(spark: Any, plan: Any) -> Any:
     return state.executePlan(plan, getattr(module, "MODULE$").SKIP()).analyzed()
 
 
+def plan_only(spark: Any, plan: Any) -> None:
+    """Plan a statement as Spark would to run it, and never run it: raises what Spark would refuse at
+    planning, as a MERGE, UPDATE or DELETE into a table whose format cannot run one (plain parquet:
+    ``UNSUPPORTED_FEATURE.TABLE_OPERATION``), which analysis alone lets through."""
+    state = spark._jsparkSession.sessionState()
+    module = getattr(spark._jvm.org.apache.spark.sql.execution, "CommandExecutionMode$")
+    state.executePlan(plan, getattr(module, "MODULE$").SKIP()).sparkPlan()
+
+
 def unwrap(plan: Any) -> Any:
     """The command a ``CommandResult`` holds: Spark runs the statement EXECUTE IMMEDIATE names while
     analyzing it, and the analyzed plan is then the result of the command it ran."""

@@ -17,12 +17,14 @@ from typing import Any
 from airflow_lineage_provider.job.capture import Plan, PlanCapture, digested, is_write
 from airflow_lineage_provider.job.dump import DumpWriter, HadoopFiles, JobResult
 from airflow_lineage_provider.job.errors import StatementError, shown_line, spark_message
-from airflow_lineage_provider.job.jvm import analyze_only, simple_name
+from airflow_lineage_provider.job.jvm import analyze_only, plan_only, simple_name
 from airflow_lineage_provider.lineage.plan import record as raw
 from airflow_lineage_provider.lineage.plan.writes import PARSED_WRITES
 from airflow_lineage_provider.lineage.statements import Statement, split_statements
 
 SHOW_ROWS = 20
+# Row-level writes as parsed: Spark refuses one into a table that cannot run it when planning, not analyzing.
+_ROW_LEVEL = frozenset({"MergeIntoTable", "UpdateTable", "DeleteFromTable"})
 
 
 class ScriptRunner:
@@ -149,9 +151,17 @@ class ScriptRunner:
             raise StatementError(stmt, total, "run", spark_message(exc)) from exc
 
     def _analyze_only(self, stmt: Statement, parsed: Any) -> None:
-        """Analyze a write without executing it; a CTAS still creates its (empty) table."""
+        """Analyze a write without executing it; a CTAS still creates its (empty) table. A row-level write
+        is planned too (never run): Spark refuses one into a table whose format cannot run it only when
+        it plans it, and the dry run says so in the statement's warnings."""
         analyzed = analyze_only(self.spark, parsed)
-        self._emit_later(stmt, [(None, analyzed)])
+        refused = None
+        if simple_name(parsed) in _ROW_LEVEL:
+            try:
+                plan_only(self.spark, parsed)
+            except Exception as exc:  # noqa: BLE001 - Spark's refusal is the warning
+                refused = spark_message(exc).splitlines()[0].split(". ", 1)[0]  # its first sentence
+        self._emit_later(stmt, [(None, analyzed)], refused=refused)
         if simple_name(analyzed) in ("CreateDataSourceTableAsSelectCommand", "CreateHiveTableAsSelectCommand"):
             import json
 
@@ -164,17 +174,21 @@ class ScriptRunner:
             if not self.spark.catalog.tableExists(name):
                 self.spark.catalog.createTable(name, schema=schema, source="parquet")
 
-    def _emit_later(self, stmt: Statement, plans: list[Plan], *, each: bool = False) -> None:
+    def _emit_later(self, stmt: Statement, plans: list[Plan], *, each: bool = False,
+                    refused: str | None = None) -> None:
         """Describe a statement's plans on the worker and write their records, in statement order;
-        ``each``: every plan is a write of its own (a scripting block's), named by its own SQL."""
+        ``each``: every plan is a write of its own (a scripting block's), named by its own SQL;
+        ``refused``: why a real run of the dry run's write would be refused."""
         if plans:
-            self._describer.submit(self._emit, stmt, plans, each)
+            self._describer.submit(self._emit, stmt, plans, each, refused)
 
-    def _emit(self, stmt: Statement, plans: list[Plan], each: bool) -> None:
+    def _emit(self, stmt: Statement, plans: list[Plan], each: bool, refused: str | None = None) -> None:
         records = self.capture.describe_each(plans, sql_text=True) if each else self.capture.describe_all(plans)
         for record in records:
             raw.place(record, index=stmt.index, sql=record.get(raw.SQL) or stmt.sql, line=stmt.line,
                       statement=stmt.index, block=each)
+            if refused:
+                record[raw.REFUSED] = refused
             self.writer.record(digested(record, self.capture.warnings))
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any, Iterable, NamedTuple
+from typing import Any, Iterable, NamedTuple, NoReturn
 
 FORMAT = "airflow-lineage/1"
 # The XCom key a task's lineage document is pushed under (operators) and read from (UI, CLI).
@@ -36,6 +36,67 @@ CONDITIONAL = "CONDITIONAL"
 # How strong a direct subtype is when steps compose: a column that is
 # aggregated anywhere on its path is an aggregation, and so on.
 _DIRECT_RANK = {IDENTITY: 0, TRANSFORMATION: 1, AGGREGATION: 2}
+
+
+class DocumentError(ValueError):
+    """A value that is not a lineage document of this format, said as where and what.
+
+    ``where`` walks down from the document (``statement 2 (index 4)``, ``column 'name'``, ``input 1``:
+    statements and inputs are counted from 1, as a person reads the list); ``what`` is what is wrong
+    there. The one error every reader of a document (CLI, UI API, OpenLineage) catches.
+    """
+
+    def __init__(self, what: str, where: tuple[str, ...] = ()) -> None:
+        self.what = what
+        self.where = where
+        super().__init__(f"{', '.join(where)}: {what}" if where else what)
+
+    def under(self, place: str) -> DocumentError:
+        """The same error one level up: ``place`` is where the value that held it is."""
+        return DocumentError(self.what, (place, *self.where))
+
+
+_KINDS = {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number",
+          bool: "a boolean", type(None): "null"}
+
+
+def _kind(value: Any) -> str:
+    return _KINDS.get(type(value), type(value).__name__)
+
+
+def _wrong(d: dict[str, Any], key: str, expected: str) -> NoReturn:
+    raise DocumentError(f"{key!r} is {_kind(d[key])}, not {expected}")
+
+
+def _object(value: Any) -> dict[str, Any]:
+    if type(value) is not dict:
+        raise DocumentError(f"it is {_kind(value)}, not an object")
+    return value
+
+
+def _required(d: dict[str, Any], key: str) -> Any:
+    try:
+        return d[key]
+    except KeyError:
+        raise DocumentError(f"key {key!r} is missing") from None
+
+
+def _string(d: dict[str, Any], key: str, default: str | None = "") -> Any:
+    """``d[key]``, a string (or ``default`` when absent; a ``None`` default allows null too)."""
+    value = d.get(key, default)
+    if type(value) is not str and not (default is None and value is None):
+        _wrong(d, key, "a string" if default is not None else "a string or null")
+    return value
+
+
+def _strings(d: dict[str, Any], key: str) -> tuple[str, ...]:
+    value = d.get(key, [])
+    if type(value) is not list:
+        _wrong(d, key, "a list of strings")
+    for n, item in enumerate(value, 1):
+        if type(item) is not str:
+            raise DocumentError(f"item {n} of {key!r} is {_kind(item)}, not a string")
+    return tuple(value)
 
 
 def stronger(a: str, b: str) -> str:
@@ -79,7 +140,14 @@ class Dataset:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Dataset:
-        return cls(namespace=d["namespace"], name=d["name"], table=d.get("table"), mode=d.get("mode"))
+        """The dataset of a document; ``DocumentError`` saying what is wrong when ``d`` is not one."""
+        d = _object(d)
+        namespace, name = _required(d, "namespace"), _required(d, "name")
+        if type(namespace) is not str:
+            _wrong(d, "namespace", "a string")
+        if type(name) is not str:
+            _wrong(d, "name", "a string")
+        return cls(namespace=namespace, name=name, table=_string(d, "table", None), mode=_string(d, "mode", None))
 
     @property
     def label(self) -> str:
@@ -125,21 +193,47 @@ class ColumnInput:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ColumnInput:
-        return cls(
-            table=d["table"],
-            field=d["field"],
-            type=d.get("type", DIRECT),
-            subtype=d.get("subtype", IDENTITY),
-            expression=d.get("expression", ""),
-            masking=bool(d.get("masking", False)),
-        )
+        """The input of a document; ``DocumentError`` saying what is wrong when ``d`` is not one."""
+        return _input_of(d)
 
 
 def _input_of(d: dict[str, Any]) -> ColumnInput:
-    """``ColumnInput.from_dict`` through the fast constructor: a document holds thousands of them."""
+    """``ColumnInput.from_dict`` through the fast constructor: a document holds thousands of them, so the
+    types are checked in one test and the wrong one looked for only when it fails."""
+    if type(d) is not dict:
+        _object(d)
     get = d.get
-    return ColumnInput.make(d["table"], d["field"], get("type", DIRECT), get("subtype", IDENTITY),
-                            get("expression", ""), bool(get("masking", False)))
+    table, field = get("table"), get("field")
+    kind, subtype = get("type", DIRECT), get("subtype", IDENTITY)
+    expression, masking = get("expression", ""), get("masking", False)
+    if (type(table) is not str or type(field) is not str or type(kind) is not str or type(subtype) is not str
+            or type(expression) is not str or type(masking) is not bool):
+        _input_problem(d)
+    return ColumnInput.make(table, field, kind, subtype, expression, masking)
+
+
+def _input_problem(d: dict[str, Any]) -> NoReturn:
+    for key in ("table", "field"):
+        _required(d, key)
+        _string(d, key)
+    for key in ("type", "subtype", "expression"):
+        _string(d, key)
+    _wrong(d, "masking", "true or false")
+
+
+def _inputs(value: Any, what: str) -> tuple[ColumnInput, ...]:
+    """A list of inputs; a wrong one is named by its place in the list, counted from 1."""
+    if type(value) is not list:
+        raise DocumentError(f"it is {_kind(value)}, not a list of inputs", (what,))
+    try:
+        return tuple(map(_input_of, value))
+    except DocumentError:
+        for n, item in enumerate(value, 1):
+            try:
+                _input_of(item)
+            except DocumentError as e:
+                raise e.under(f"input {n}").under(what) from None
+        raise
 
 
 # ColumnInput's own order as a sort key: compared field by field in C, not by the generated __lt__.
@@ -195,8 +289,9 @@ class Agreement:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Agreement:
-        return cls(static=str(d.get("static", UNAVAILABLE)), only_plan=tuple(d.get("only_plan") or ()),
-                   only_static=tuple(d.get("only_static") or ()), reason=str(d.get("reason") or ""))
+        d = _object(d)
+        return cls(static=_string(d, "static", UNAVAILABLE), only_plan=_strings(d, "only_plan"),
+                   only_static=_strings(d, "only_static"), reason=_string(d, "reason"))
 
 
 @dataclass(frozen=True)
@@ -247,18 +342,45 @@ class StatementLineage:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> StatementLineage:
+        """A statement of a document; ``DocumentError`` saying where and what when ``d`` is not one."""
+        d = _object(d)
+        index = _required(d, "index")
+        if type(index) is not int:
+            _wrong(d, "index", "a whole number")
+        confidence = d.get("confidence", 1.0)
+        if type(confidence) is not float and type(confidence) is not int:
+            _wrong(d, "confidence", "a number")
+        target, agreement = d.get("target"), d.get("agreement")
+        inputs, columns = d.get("inputs", []), d.get("columns", {})
+        if type(inputs) is not list:
+            _wrong(d, "inputs", "a list of datasets")
+        if type(columns) is not dict:
+            _wrong(d, "columns", "an object of column names and their inputs")
         return cls(
-            index=d["index"],
-            sql=d.get("sql", ""),
-            method=d.get("method", "plan"),
-            confidence=float(d.get("confidence", 1.0)),
-            target=Dataset.from_dict(d["target"]) if d.get("target") else None,
-            inputs=tuple(Dataset.from_dict(x) for x in d.get("inputs", [])),
-            columns=tuple((name, tuple(map(_input_of, srcs))) for name, srcs in d.get("columns", {}).items()),
-            indirect=tuple(map(_input_of, d.get("indirect", []))),
-            warnings=tuple(d.get("warnings", [])),
-            agreement=Agreement.from_dict(d["agreement"]) if d.get("agreement") else None,
+            index=index,
+            sql=_string(d, "sql"),
+            method=_string(d, "method", "plan"),
+            confidence=float(confidence),
+            target=None if target is None else _part(Dataset.from_dict, target, "target"),
+            inputs=tuple(_part(Dataset.from_dict, x, f"input dataset {n}") for n, x in enumerate(inputs, 1)),
+            columns=tuple((name, _inputs(srcs, f"column {name!r}")) for name, srcs in columns.items()),
+            indirect=_inputs(d.get("indirect", []), "indirect inputs"),
+            warnings=_strings(d, "warnings"),
+            agreement=None if agreement is None else _part(Agreement.from_dict, agreement, "agreement"),
         )
+
+
+def _part(read: Any, value: Any, place: str) -> Any:
+    """``read(value)``, a part of the document at ``place``: an error in it says so."""
+    try:
+        return read(value)
+    except DocumentError as e:
+        raise e.under(place) from None
+
+
+def _statement_place(n: int, d: Any) -> str:
+    index = d.get("index") if type(d) is dict else None
+    return f"statement {n} (index {index})" if type(index) is int else f"statement {n}"
 
 
 @dataclass(frozen=True)
@@ -279,12 +401,20 @@ class LineageReport:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LineageReport:
-        if d.get("format") != FORMAT:
-            raise ValueError(f"not a lineage document of format {FORMAT!r}: {d.get('format')!r}")
-        return cls(
-            statements=tuple(StatementLineage.from_dict(s) for s in d.get("statements", [])),
-            warnings=tuple(d.get("warnings", [])),
-        )
+        """The document ``d`` (parsed JSON); ``DocumentError`` saying where and what is wrong when it is
+        not a lineage document of this format, whatever else it is."""
+        if type(d) is not dict:
+            raise DocumentError(f"it is {_kind(d)}, not an object with \"format\": {FORMAT!r}")
+        if "format" not in d:
+            raise DocumentError(f"key 'format' is missing: a lineage document says \"format\": {FORMAT!r}")
+        if d["format"] != FORMAT:
+            raise DocumentError(f"its format is {d['format']!r}, not {FORMAT!r}")
+        statements = d.get("statements", [])
+        if type(statements) is not list:
+            _wrong(d, "statements", "a list of statements")
+        return cls(statements=tuple(_part(StatementLineage.from_dict, s, _statement_place(n, s))
+                                    for n, s in enumerate(statements, 1)),
+                   warnings=_strings(d, "warnings"))
 
     def with_warning(self, message: str) -> LineageReport:
         return LineageReport(self.statements, self.warnings + (message,))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, unquote
 
 from airflow_lineage_provider.lineage.model import SPARK_CATALOG, Dataset
 from airflow_lineage_provider.lineage.redact import strip_jdbc_credentials
@@ -40,26 +40,53 @@ def warehouse_location(table: str, warehouse: str) -> str:
 
 
 def split_uri(uri: str) -> tuple[str, str]:
-    """(namespace, name) of a storage URI by OpenLineage's naming spec.
+    """(namespace, name) of a storage location by OpenLineage's naming spec.
 
     ``file:/a/b`` -> (``file``, ``/a/b``); ``hdfs://nn:8020/a`` -> (``hdfs://nn:8020``, ``/a``);
     ``s3a://bucket/key`` -> (``s3://bucket``, ``key``); a bare path is a local file.
+
+    ``uri`` is the location as written (as Spark prints a Hadoop ``Path``, as a user writes it in
+    SQL): the name keeps its path exactly, ``#``, ``?``, ``%``, spaces and letters beyond ASCII
+    included; it is never split at ``#`` or ``?`` as a URL would be, and never decoded. A location
+    spelled as a ``java.net.URI`` (a catalog's, percent-encoded) goes through ``as_written`` first.
     """
-    parts = urlsplit(uri)
-    scheme = parts.scheme.lower()
-    if not scheme or len(scheme) == 1:  # a bare path, or a Windows drive letter
-        return "file", uri.rstrip("/") or "/"
+    m = _SCHEME.match(uri)
+    if m is None or len(m.group(1)) == 1:  # a bare path, or a Windows drive letter
+        return "file", _trim(uri)
+    scheme, rest = m.group(1).lower(), uri[m.end():]
+    if rest.startswith("//"):
+        authority, slash, path = rest[2:].partition("/")
+        path = slash + path
+    else:
+        authority, path = "", rest
     if scheme == "file":
-        return "file", (parts.path.rstrip("/") or "/")
+        return "file", _trim(path)
     if scheme in ("abfs", "abfss", "wasb", "wasbs"):
         # Azure: the part before '@' is the container, which OpenLineage keeps in the namespace.
-        return f"{scheme}://{parts.netloc}", parts.path.lstrip("/").rstrip("/")
-    netloc = parts.netloc.rsplit("@", 1)[-1]  # never keep credentials
+        return f"{scheme}://{authority}", path.lstrip("/").rstrip("/")
+    netloc = authority.rsplit("@", 1)[-1]  # never keep credentials
     if scheme in _S3_SCHEMES:
-        return f"s3://{netloc}", parts.path.lstrip("/").rstrip("/")
+        return f"s3://{netloc}", path.lstrip("/").rstrip("/")
     if scheme == "gs":
-        return f"gs://{netloc}", parts.path.lstrip("/").rstrip("/")
-    return urlunsplit((scheme, netloc, "", "", "")), (parts.path.rstrip("/") or "/")
+        return f"gs://{netloc}", path.lstrip("/").rstrip("/")
+    return (f"{scheme}://{netloc}" if netloc else f"{scheme}:"), _trim(path)
+
+
+# A URI scheme (RFC 3986): a letter, then letters, digits, "+", "-" or ".", then ":".
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+
+
+def _trim(path: str) -> str:
+    """A path without its trailing slashes ("/" stays); anything else, a trailing space included, stays."""
+    return path.rstrip("/") or "/"
+
+
+def as_written(uri: str) -> str:
+    """A location spelled as a ``java.net.URI`` (a catalog table's location, INSERT OVERWRITE
+    DIRECTORY's storage URI: ``file:/a/out%20dir/sp%20ace%231``) as its user wrote it, decoded once:
+    ``file:/a/out dir/sp ace#1``. Spark quotes ``%`` itself (``100%`` is ``100%25``), so decoding
+    once gives back the ``%`` a user wrote; letters beyond ASCII are kept raw in the URI and stay."""
+    return unquote(uri) if "%" in uri else uri
 
 
 # -- JDBC ------------------------------------------------------------------------------
@@ -173,9 +200,30 @@ def dataset_uri(namespace: str, name: str) -> str | None:
     the same table or path (``file:///w/t``, ``s3://bucket/key``, ``hdfs://nn:8020/a``,
     ``postgres://host:5432/db.public.t``), so assets and OpenLineage events name one thing alike.
     ``None`` for a catalog name with no storage location (``spark_catalog``, a sink description):
-    it is no URI."""
+    it is no URI.
+
+    The name is percent-encoded where a URI needs it, as ``java.net.URI`` quotes a path (Hadoop's
+    ``Path.toUri``): a space, ``#``, ``?``, ``%``, a control character and every letter beyond
+    ASCII (as UTF-8 octets); ``/``, ``:``, ``@``, ``=``, ``+``, ``&`` and the other sub-delimiters
+    stay. ``/data/out dir/sp ace#1`` is ``file:///data/out%20dir/sp%20ace%231``; ``name_of_uri``
+    decodes it back to the same name.
+    """
     if namespace == "file":
-        return "file://" + (name if name.startswith("/") else "/" + name)
+        return "file://" + _quote(name if name.startswith("/") else "/" + name)
     if "://" not in namespace:
         return None
-    return namespace.rstrip("/") + "/" + name.lstrip("/")
+    return namespace.rstrip("/") + "/" + _quote(name.lstrip("/"))
+
+
+# What stays unquoted in a URI's path: RFC 3986's unreserved characters ("-._~", letters, digits,
+# kept by ``quote`` itself), sub-delimiters, ":" and "@" (a path's ``pchar``), and "/".
+_PATH_SAFE = "/!$&'()*+,;=:@"
+
+
+def _quote(path: str) -> str:
+    return quote(path, safe=_PATH_SAFE, encoding="utf-8", errors="surrogatepass")
+
+
+def name_of_uri(uri: str) -> tuple[str, str]:
+    """(namespace, name) of a storage dataset's URI (``dataset_uri``'s inverse): decoded once."""
+    return split_uri(unquote(uri))

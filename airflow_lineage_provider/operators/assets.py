@@ -6,11 +6,17 @@ Every table or path a run wrote is an asset event, added through the task's ``As
 OpenLineage dataset (``lineage/naming.py``), so the Assets view and the OpenLineage events name one
 thing alike. Airflow 3.3 records no inlets a task learns at run time (only those declared in the DAG),
 so each event's ``extra`` says what the write read (``inputs``: URIs) and which columns it wrote.
+
+A URI percent-encodes its path (``naming.dataset_uri``: ``file:///data/out%20dir/%C3%BC``) and is
+checked against what Airflow accepts before it goes into the outlet events (``refusal``): one Airflow
+would refuse is left out, with a warning in the log and in the lineage document, so an asset can
+never fail a task whose Spark job succeeded.
 """
 
 from __future__ import annotations
 
 import logging
+import warnings
 from typing import Any
 
 from airflow_lineage_provider.lineage.model import LineageReport
@@ -29,33 +35,99 @@ def alias_name(dag_id: str, task_id: str) -> str:
 
 def written(report: LineageReport) -> dict[str, dict[str, Any]]:
     """``{uri: extra}`` of every dataset the run wrote, in order: each with the URIs it was read from
-    and the columns written (a table written by two statements is one asset, their union)."""
-    out: dict[str, dict[str, Any]] = {}
-    for statement in report.statements:
-        target = statement.target
-        uri = dataset_uri(target.namespace, target.name) if target else None
-        if uri is None:
-            continue
-        entry = out.setdefault(_clean(uri), {"inputs": [], "columns": []})
-        if target.table:
-            entry["table"] = target.table
-        for source in statement.inputs:
-            source_uri = dataset_uri(source.namespace, source.name)
-            if source_uri and _clean(source_uri) not in entry["inputs"]:
-                entry["inputs"].append(_clean(source_uri))
-        entry["columns"] += [name for name, _ in statement.columns if name not in entry["columns"]]
-    return out
+    and the columns written (a table written by two statements is one asset, their union). A URI
+    Airflow would refuse (``refusal``) is left out, as a target and as an input."""
+    return _assets(report)[0]
 
 
 def read(report: LineageReport) -> list[str]:
-    """URIs of every dataset the run read."""
-    uris: list[str] = []
+    """URIs of every dataset the run read (those Airflow accepts)."""
+    return _assets(report)[1]
+
+
+def refused(report: LineageReport) -> list[str]:
+    """One warning per dataset URI of the run that Airflow would refuse as an asset: the report's
+    document carries them, so a reader sees why an asset is missing."""
+    return [f"{_shown(uri)} is not reported as an Airflow asset: {why}" for uri, why in _assets(report)[2].items()]
+
+
+def _shown(uri: str) -> str:
+    """A URI for a warning line: a very long one keeps its start and its end."""
+    return uri if len(uri) <= 300 else f"{uri[:200]}...{uri[-60:]}"
+
+
+def with_asset_warnings(report: LineageReport) -> LineageReport:
+    """``report`` with a warning for each URI Airflow would refuse; never raises."""
+    try:
+        for warning in refused(report):
+            if warning not in report.warnings:
+                report = report.with_warning(warning)
+    except Exception as e:  # noqa: BLE001 - lineage never breaks the job
+        log.warning("Column lineage: the asset URIs could not be checked: %s: %s", type(e).__name__, e)
+    return report
+
+
+def refusal(uri: str) -> str | None:
+    """Why Airflow 3.3 would refuse ``uri`` as an asset, ``None`` when it takes it as it is.
+
+    Checked here, before the URI goes into the outlet events, because Airflow checks some of it only
+    in the api-server when the task ends (``AssetModel``: ASCII only), where a refusal fails a task
+    whose Spark job succeeded. Refused: a URI that is not ASCII or is over 1,500 characters (the
+    column's size), one ``Asset`` refuses (its sanitizing, a provider's URI normalizer, the reserved
+    ``airflow`` scheme), and one ``Asset`` would record as another URI (it drops a fragment, sorts a
+    query, applies a normalizer), since the asset would then not name the dataset.
+    """
+    if not uri.isascii():
+        return "Airflow takes ASCII asset URIs only"
+    if len(uri) > _MAX_URI:
+        return f"Airflow takes asset URIs of up to {_MAX_URI} characters; this one has {len(uri)}"
+    from airflow.sdk import Asset
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            asset = Asset(uri)
+    except Exception as e:  # noqa: BLE001 - whatever Airflow says is the reason
+        return f"Airflow refuses it: {type(e).__name__}: {e}"
+    if asset.uri != uri:
+        return f"Airflow would record it as {asset.uri}"
+    return None
+
+
+_MAX_URI = 1500  # AssetModel.uri: String(length=1500)
+
+
+def _assets(report: LineageReport) -> tuple[dict[str, dict[str, Any]], list[str], dict[str, str]]:
+    """(written, read, refused) of a report: refused maps each URI Airflow would refuse to why."""
+    out: dict[str, dict[str, Any]] = {}
+    reads: list[str] = []
+    bad: dict[str, str] = {}
+    checked: dict[str, str | None] = {}
+
+    def accepted(namespace: str, name: str) -> str | None:
+        uri = dataset_uri(namespace, name)
+        if uri is None:
+            return None
+        uri = _clean(uri)
+        if uri not in checked:
+            checked[uri] = refusal(uri)
+            if checked[uri] is not None:
+                bad[uri] = checked[uri]
+        return None if checked[uri] is not None else uri
+
     for statement in report.statements:
-        for source in statement.inputs:
-            uri = dataset_uri(source.namespace, source.name)
-            if uri and _clean(uri) not in uris:
-                uris.append(_clean(uri))
-    return uris
+        sources = [uri for uri in (accepted(s.namespace, s.name) for s in statement.inputs) if uri]
+        reads += [uri for uri in sources if uri not in reads]
+        target = statement.target
+        uri = accepted(target.namespace, target.name) if target else None
+        if uri is None:
+            continue
+        entry = out.setdefault(uri, {"inputs": [], "columns": []})
+        if target.table:
+            entry["table"] = target.table
+        entry["inputs"] += [source for source in sources if source not in entry["inputs"]]
+        entry["columns"] += [name for name, _ in statement.columns if name not in entry["columns"]]
+    return out, reads, bad
 
 
 def publish(task: Any, context: Any, report: LineageReport | None) -> list[str]:
@@ -75,14 +147,17 @@ def publish(task: Any, context: Any, report: LineageReport | None) -> list[str]:
             task.outlets = [*(task.outlets or []), alias]
         events = context["outlet_events"][alias]
         published = []
-        for uri, extra in written(report).items():
+        found, reads, bad = _assets(report)
+        for uri, why in bad.items():
+            log.warning("Column lineage: %s is not reported as an Airflow asset: %s", _shown(uri), why)
+        for uri, extra in found.items():
             try:
                 events.add(Asset(uri), extra=extra)
             except Exception as e:  # noqa: BLE001 - an asset Airflow refuses costs that asset only
                 log.warning("Column lineage: %s is not reported as an Airflow asset: %s", uri, e)
                 continue
             published.append(uri)
-        _record_inlets(task, read(report))
+        _record_inlets(task, reads)
         if published:
             log.info("Column lineage: asset events for %s (alias %s)", ", ".join(published), alias.name)
         return published

@@ -82,6 +82,7 @@ class LineageReporter:
         from airflow_lineage_provider.lineage.extract import format_table
         from airflow_lineage_provider.operators import assets
 
+        lineage = assets.with_asset_warnings(lineage)  # a URI Airflow would refuse: said in the document
         self.lineage = lineage
         log.info("Column lineage:\n%s", format_table(lineage))
         context["ti"].xcom_push(key=XCOM_KEY, value=lineage.to_dict())

@@ -22,7 +22,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import select
 
-from airflow_lineage_provider.lineage.model import XCOM_KEY
+from airflow_lineage_provider.lineage.model import XCOM_KEY, DocumentError
 from airflow_lineage_provider.plugins.graph import TaskChanges, TaskLineage, build_graph
 
 URL_PREFIX = "/column-lineage"
@@ -115,7 +115,7 @@ def read_changes(dag_id: str, run_id: str, tasks: list[TaskLineage]) -> dict[tup
                 continue
             try:
                 old = read_document(dag_id, t.task_id, previous, session=session)
-            except (ValueError, TypeError, KeyError, AttributeError):
+            except DocumentError:
                 continue  # the older value is not a lineage document: nothing to compare with
             out[(t.task_id, t.map_index)] = TaskChanges(previous.run_id, diff(old, t.report))
     return out
@@ -238,6 +238,7 @@ def create_app() -> FastAPI:
 
     @app.get("/dags/{dag_id}/runs/{run_id}", dependencies=[auth], response_class=HTMLResponse)
     def dag_run_page(request: Request, dag_id: str, run_id: str) -> HTMLResponse:
+        check_exists(dag_id, run_id)  # the page answers 404 where its API does
         api = _url(request, "api", "dags", dag_id, "runs", run_id)
         return _page(request, title=f"Column lineage: {dag_id} / {run_id}", api_url=api,
                      scope={"view": "dag_run", "dag-id": dag_id, "run-id": run_id})
@@ -246,6 +247,7 @@ def create_app() -> FastAPI:
     def task_page(request: Request, dag_id: str, run_id: str, task_id: str,
                   map_index: str | None = None) -> HTMLResponse:
         index = parse_map_index(map_index)
+        check_exists(dag_id, run_id, task_id)  # the page answers 404 where its API does
         api = _url(request, "api", "dags", dag_id, "runs", run_id, "tasks", task_id)
         if index is not None:
             api += f"?map_index={index}"
@@ -258,13 +260,14 @@ def create_app() -> FastAPI:
     async def _error(request: Request, exc: HTTPException) -> Response:
         """JSON for the API; a short page for the views, so an iframe says what is wrong."""
         api = request.url.path.startswith(request.scope.get("root_path", "") + "/api/")
-        if api or exc.status_code not in (401, 403):
+        if api:
             return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
         detail = str(exc.detail or "").lower()
         message = ("Sign in to Airflow to see column lineage." if exc.status_code == 401
                    else "Your sign-in is not valid (it may have expired): sign in to Airflow again."
-                   if "token" in detail or "invalid" in detail or "signature" in detail
-                   else "You may not read this DAG's XComs, so its column lineage is not shown.")
+                   if exc.status_code == 403 and ("token" in detail or "invalid" in detail or "signature" in detail)
+                   else "You may not read this DAG's XComs, so its column lineage is not shown."
+                   if exc.status_code == 403 else str(exc.detail or "") or f"error {exc.status_code}")
         return HTMLResponse(f"<!doctype html><meta charset='utf-8'><title>{exc.status_code}</title>"
                             f"<p style='font-family:sans-serif'>{html.escape(message)}</p>",
                             status_code=exc.status_code, headers={"Cache-Control": "no-store",

@@ -49,3 +49,42 @@ with DAG(dag_id="lineage_fault_retry", schedule=None, start_date=START) as retry
             "SELECT {{ 'no_such_column' if ti.try_number == 1 else '2' }} AS b;\n"
         ),
     )
+
+# Lineage XComs that are no lineage document, as a buggy or hostile task could push them: `airflow-lineage
+# show` and `diff --dag-id` skip each with the reason (test_faults.py). Run with conf {"bad": true}, the
+# task `good` pushes a broken document too.
+_F = "airflow-lineage/1"
+GOOD_DOCUMENT = {"format": _F, "statements": [{"index": 0, "sql": "INSERT INTO t SELECT a FROM s", "method": "plan",
+                                               "confidence": 1.0, "target": {"table": "t", "namespace": "file",
+                                                                             "name": "/wh/t"},
+                                               "columns": {"a": [{"table": "s", "field": "a"}]}}]}
+MALFORMED_XCOMS = {
+    "a_list": ([1, 2, 3], "it is a list, not an object"),
+    "a_number": (7, "it is a number, not an object"),
+    "text_not_json": ("{not json", "it is text that is not JSON"),
+    "json_text_of_a_list": ("[1, 2, 3]", "it is a list, not an object"),
+    "no_format": ({"statements": []}, "key 'format' is missing"),
+    "other_format": ({"format": "openlineage", "statements": []}, "its format is 'openlineage'"),
+    "statements_null": ({"format": _F, "statements": None}, "'statements' is null, not a list of statements"),
+    "statement_a_number": ({"format": _F, "statements": [1]}, "statement 1: it is a number, not an object"),
+    "no_field": ({"format": _F, "statements": [{"index": 2, "columns": {"a": [{"table": "s"}]}}]},
+                 "statement 1 (index 2), column 'a', input 1: key 'field' is missing"),
+    "index_text": ({"format": _F, "statements": [{"index": "2"}]},
+                   "statement 1: 'index' is a string, not a whole number"),
+    "columns_a_list": ({"format": _F, "statements": [{"index": 0, "columns": [["a", []]]}]},
+                       "statement 1 (index 0): 'columns' is a list"),
+}
+
+
+def _push_lineage(value, **context):
+    if context["task"].task_id == "good" and (context["dag_run"].conf or {}).get("bad"):
+        value = {"format": _F, "statements": [{"index": 0, "target": "t"}]}
+    context["ti"].xcom_push(key="column_lineage", value=value)
+
+
+with DAG(dag_id="lineage_fault_xcoms", schedule=None, start_date=START) as bad_xcoms:
+    from airflow.providers.standard.operators.python import PythonOperator
+
+    PythonOperator(task_id="good", python_callable=_push_lineage, op_args=[GOOD_DOCUMENT])
+    for _task_id, (_value, _) in MALFORMED_XCOMS.items():
+        PythonOperator(task_id=_task_id, python_callable=_push_lineage, op_args=[_value])

@@ -189,3 +189,91 @@ def test_diff_of_two_documents_says_what_changed_and_exits_1(tmp_path):
         "~ spark_catalog.default.t.a <- spark_catalog.default.s.a: IDENTITY -> TRANSFORMATION"]
     same = subprocess.run([venv_bin("airflow-lineage"), "diff", old, old], capture_output=True, text=True, timeout=60)
     assert same.returncode == 0 and same.stdout.splitlines()[-1] == "no change in the column lineage"
+
+
+DEEP = ("CREATE TABLE deep (a INT) USING parquet;\nCREATE TABLE deep_out (a INT) USING parquet;\n"
+        "INSERT INTO deep_out SELECT " + "(a + " * 400 + "a" + ")" * 400 + " FROM deep;\n")
+NESTED = ("static extraction failed: the statement is nested too deep for the static extractor (RecursionError: "
+          "maximum recursion depth exceeded)")
+
+
+def test_method_sql_fails_on_a_statement_nested_too_deep_in_one_line_as_on_a_syntax_error(tmp_path):
+    proc = extract(tmp_path, DEEP, "--method", "sql")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines() == [f"static lineage of statement 3: {NESTED}",
+                                        f"error: statement 3 of 3 (line 3 of the script): {NESTED}"]
+    assert "statement 3 -> (no lineage)  [method=none, confidence=0]" in proc.stdout
+
+
+def test_plan_mode_on_a_statement_nested_too_deep_says_it_once_numbered_as_spark_does(tmp_path):
+    """Spark refuses the statement as too complex (its "Statement 3 of 3"); the static extractor's check of it
+    is one line with the same number, never a traceback."""
+    proc = extract(tmp_path, DEEP)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "error: Statement 3 of 3 has a syntax error at line 3 of the script" in proc.stderr
+    assert proc.stderr.count("static lineage of statement") == 1
+    assert f"static lineage of statement 3: {NESTED}" in proc.stderr
+
+
+def test_a_dry_run_of_a_row_level_write_says_when_the_tables_format_cannot_run_it(tmp_path):
+    """A real run of MERGE/UPDATE/DELETE into a parquet table is refused by Spark when it plans it
+    (UNSUPPORTED_FEATURE.TABLE_OPERATION); the dry run plans it too, never runs it, and says so. A table
+    that can run them (the test catalog rowcat) gets no such warning."""
+    from tests.rowlevel import CATALOG_CLASS, rowlevel_conf
+
+    script = ("CREATE TABLE pq_t (id INT, v STRING) USING parquet;\nCREATE TABLE pq_s (id INT, v STRING) USING parquet;\n"
+              "MERGE INTO pq_t USING pq_s ON pq_t.id = pq_s.id WHEN MATCHED THEN UPDATE SET v = pq_s.v;\n"
+              "UPDATE pq_t SET v = 'x' WHERE id = 1;\nDELETE FROM pq_t WHERE id = 2;\n"
+              "CREATE NAMESPACE IF NOT EXISTS rowcat.dry;\nCREATE TABLE rowcat.dry.t (id INT, v STRING);\n"
+              "MERGE INTO rowcat.dry.t t USING pq_s ON t.id = pq_s.id WHEN MATCHED THEN UPDATE SET v = pq_s.v;\n"
+              "UPDATE rowcat.dry.t SET v = 'x' WHERE id = 1;\nDELETE FROM rowcat.dry.t WHERE id = 2;\n")
+    proc = extract(tmp_path, script, "--dry-run", "--format", "json", "--conf",
+                   f"spark.jars={rowlevel_conf()['spark.jars']}", "--conf", f"spark.sql.catalog.rowcat={CATALOG_CLASS}")
+    assert proc.returncode == 0, proc.stderr
+    statements = {s["index"]: s for s in json.loads(proc.stdout)["statements"]}
+    for index, what in ((2, "MERGE INTO TABLE"), (3, "UPDATE TABLE"), (4, "DELETE")):
+        assert statements[index]["warnings"] == [
+            "dry run only: a real run of this statement would be refused by Spark ([UNSUPPORTED_FEATURE.TABLE_OPERATION] "
+            f"The feature is not supported: Table `spark_catalog`.`default`.`pq_t` does not support {what})"]
+        assert statements[index]["method"] == "plan" and statements[index]["confidence"] == 1.0
+    assert statements[2]["columns"]["v"][0]["field"] == "v"  # the lineage of the analyzed plan stands
+    for index in (7, 8, 9):
+        assert statements[index]["target"]["table"] == "rowcat.dry.t" and statements[index]["warnings"] == [], index
+
+
+def test_control_characters_in_names_are_shown_escaped_never_sent_to_the_terminal(tmp_path):
+    """A column named with ANSI escape sequences (clear the screen, red) is printed as its escapes by the
+    table output and by diff."""
+    proc = extract(tmp_path, "SELECT 1 AS `a\x1b[2J\x1b[31mb`;\n", "--method", "sql")
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout and "a\\x1b[2J\\x1b[31mb" in proc.stdout
+    from airflow_lineage_provider.lineage.model import ColumnInput, Dataset, LineageReport, StatementLineage
+
+    files = []
+    for n, field in enumerate(("x", "y\x1b[2J")):
+        st = StatementLineage(index=0, sql="", method="plan", confidence=1.0, target=Dataset("file", "/w", "t\x1b[5m"),
+                              columns=(("c\x1b]0;pwned\x07", (ColumnInput("s", field),)),))
+        files.append(tmp_path / f"{n}.json")
+        files[-1].write_text(LineageReport((st,)).to_json())
+    diffed = subprocess.run([venv_bin("airflow-lineage"), "diff", *map(str, files)], capture_output=True, text=True,
+                            timeout=60)
+    assert diffed.returncode == 1 and "\x1b" not in diffed.stdout and "\x07" not in diffed.stdout
+    assert "t\\x1b[5m.c\\x1b]0;pwned\\x07" in diffed.stdout and "s.y\\x1b[2J" in diffed.stdout
+
+
+@pytest.mark.parametrize(("schema", "said"), [
+    ("[1, 2]", "is not a table schema file: it is a list, not an object"),
+    ('"x"', "is not a table schema file: it is a string, not an object"),
+    ('{"t": 5}', "is not a table schema file: table 't': its columns are neither an object nor a list"),
+    ('{"t": {"a": 5}}', "is not a table schema file: table 't': the type of column 'a' is not a string"),
+    ('{"t": [1]}', "is not a table schema file: table 't': column 1 is neither a name nor a [name, type] pair"),
+    ("{not json", "cannot read a schema file: "),
+    ("[" * 100_000, "cannot read a schema file: maximum recursion depth exceeded"),
+])
+def test_a_schema_file_of_the_wrong_shape_is_a_clear_error(tmp_path, schema, said):
+    (tmp_path / "schema.json").write_text(schema)
+    proc = extract(tmp_path, "INSERT INTO t SELECT a FROM s;\n", "--method", "sql", "--schema",
+                   str(tmp_path / "schema.json"))
+    assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("airflow-lineage: ") and said in line, line

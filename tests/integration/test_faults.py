@@ -379,3 +379,183 @@ def test_a_retry_after_a_partial_write_reports_the_second_try_alone(airflow_db, 
     assert got == [(0, f"{RETRY_OUT}_1"), (1, f"{RETRY_OUT}_2")], json.dumps(doc["statements"], indent=1)[:3000]
     assert "no_such_column" not in json.dumps(doc)  # the document is try 2's
     assert Path(f"{RETRY_OUT}_2").is_dir()
+
+
+_F = "airflow-lineage/1"
+MALFORMED_DOCUMENTS = [  # (the file's bytes, what the CLI says is wrong)
+    (b"[1,2,3]", "is not a lineage document: it is a list, not an object"),
+    (b'"text"', "is not a lineage document: it is a string, not an object"),
+    (b"null", "is not a lineage document: it is null, not an object"),
+    (b'{"statements": null}', "is not a lineage document: key 'format' is missing"),
+    (b'{"format": "airflow-lineage/9"}', "is not a lineage document: its format is 'airflow-lineage/9', not "
+                                         "'airflow-lineage/1'"),
+    (b'{"format": "%s", "statements": null}' % _F.encode(), "'statements' is null, not a list of statements"),
+    (b'{"format": "%s", "statements": [1]}' % _F.encode(), "statement 1: it is a number, not an object"),
+    (b'{"format": "%s", "statements": [{"sql": "x"}]}' % _F.encode(), "statement 1: key 'index' is missing"),
+    (b'{"format": "%s", "statements": [{"index": true}]}' % _F.encode(),
+     "statement 1: 'index' is a boolean, not a whole number"),
+    (b'{"format": "%s", "statements": [{"index": 0}, {"index": 4, "columns": {"c": [{"table": "t"}]}}]}'
+     % _F.encode(), "statement 2 (index 4), column 'c', input 1: key 'field' is missing"),
+    (b'{"format": "%s", "statements": [{"index": 4, "columns": {"c": [{"table": "t", "field": 1}]}}]}'
+     % _F.encode(), "statement 1 (index 4), column 'c', input 1: 'field' is a number, not a string"),
+    (b'{"format": "%s", "statements": [{"index": 4, "columns": {"c": {"table": "t"}}}]}' % _F.encode(),
+     "statement 1 (index 4), column 'c': it is an object, not a list of inputs"),
+    (b'{"format": "%s", "statements": [{"index": 4, "target": {"name": "/x"}}]}' % _F.encode(),
+     "statement 1 (index 4), target: key 'namespace' is missing"),
+    (b'{"format": "%s", "statements": [{"index": 4, "confidence": "high"}]}' % _F.encode(),
+     "statement 1 (index 4): 'confidence' is a string, not a number"),
+    (b'{"format": "%s", "statements": [{"index": 4, "warnings": "w"}]}' % _F.encode(),
+     "statement 1 (index 4): 'warnings' is a string, not a list of strings"),
+    (b'{"format": "%s", "statements": [{"index": 4, "indirect": [{"table": "t", "field": "f", "masking": "no"}]}]}'
+     % _F.encode(), "statement 1 (index 4), indirect inputs, input 1: 'masking' is a string, not true or false"),
+    (b'{"format": "%s", "statements": [{"index": 4, "agreement": {"only_plan": [null]}}]}' % _F.encode(),
+     "statement 1 (index 4), agreement: item 1 of 'only_plan' is null, not a string"),
+    (b'{"format": "%s", "warnings": [1]}' % _F.encode(), "is not a lineage document: item 1 of 'warnings' is a "
+                                                         "number, not a string"),
+    (b"", "is not JSON: Expecting value"),
+    (b'{"format": ', "is not JSON: Expecting value"),
+    (b"[" * 100_000 + b"]" * 100_000, "its JSON is nested too deep to read"),
+    ("{\"format\": \"é\"}".encode("latin-1"), "is not UTF-8 text: byte 12 (0xe9) cannot be decoded"),
+]
+
+
+@pytest.mark.parametrize("number", range(len(MALFORMED_DOCUMENTS)))
+def test_diff_of_a_document_of_the_wrong_shape_names_the_file_and_what_and_exits_2(tmp_path, number):
+    import subprocess
+
+    from tests.conftest import venv_bin
+
+    data, said = MALFORMED_DOCUMENTS[number]
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps({"format": _F, "statements": []}))
+    bad.write_bytes(data)
+    for args in ([str(good), str(bad)], [str(bad), str(good)]):
+        proc = subprocess.run([venv_bin("airflow-lineage"), "diff", *args], capture_output=True, text=True,
+                              timeout=60)
+        assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+        assert "Traceback" not in proc.stderr
+        [line] = proc.stderr.splitlines()
+        assert line.startswith(f"airflow-lineage: {bad}") and said in line, line
+
+
+def test_diff_of_a_file_that_cannot_be_read_says_so_and_exits_2(tmp_path):
+    import subprocess
+
+    from tests.conftest import venv_bin
+
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"format": _F}))
+    for path, said in ((tmp_path / "missing.json", "No such file or directory"), (tmp_path, "Is a directory")):
+        proc = subprocess.run([venv_bin("airflow-lineage"), "diff", str(good), str(path)], capture_output=True,
+                              text=True, timeout=60)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        assert proc.stderr.strip() == f"airflow-lineage: cannot read {path}: {said}"
+
+
+def test_show_and_diff_skip_a_lineage_xcom_that_is_no_document_saying_why(airflow_db, capfd):
+    """Eleven tasks push an XCom ``column_lineage`` that is no lineage document (tests/dags/lineage_test_faults.py):
+    the CLI skips each with the reason the UI's API gives, and prints no traceback."""
+    import subprocess
+
+    from tests.conftest import DAGS, venv_bin
+    from tests.dags.lineage_test_faults import MALFORMED_XCOMS
+
+    dag = load_dag_module(DAGS / "lineage_test_faults.py").bad_xcoms
+    runs = [dag.test().run_id, dag.test().run_id, dag.test(run_conf={"bad": True}).run_id]
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        proc = subprocess.run([venv_bin("airflow-lineage"), *args], capture_output=True, text=True, timeout=120)
+        assert "Traceback" not in proc.stderr + proc.stdout
+        return proc
+
+    for fmt in ("table", "json"):
+        shown = cli("show", "--dag-id", "lineage_fault_xcoms", "--run-id", runs[0], "--format", fmt)
+        assert shown.returncode == 0, shown.stderr
+        skipped = [line for line in shown.stderr.splitlines() if line.startswith("airflow-lineage: skipped task ")]
+        assert len(skipped) == len(MALFORMED_XCOMS), shown.stderr
+        for task_id, (_, said) in MALFORMED_XCOMS.items():
+            line = f"airflow-lineage: skipped task {task_id}: XCom 'column_lineage' is not a lineage document ("
+            assert any(s.startswith(line) and said in s for s in skipped), (task_id, shown.stderr)
+        if fmt == "json":
+            assert list(json.loads(shown.stdout)["tasks"]) == ["good"]
+        else:
+            assert "== task good" in shown.stdout and "a <- s.a" in shown.stdout.replace("  ", " ")
+    latest = cli("show", "--dag-id", "lineage_fault_xcoms")  # the run where every task pushed a broken one
+    assert latest.returncode == 1 and latest.stdout == ""
+    assert ("skipped task good: XCom 'column_lineage' is not a lineage document (statement 1 (index 0), target: "
+            "it is a string, not an object)") in latest.stderr
+    assert f"no column lineage in XCom for DAG lineage_fault_xcoms, run {runs[2]}" in latest.stderr
+
+    # diff: the newest run's document is broken, so the last two readable ones are compared.
+    diffed = cli("diff", "--dag-id", "lineage_fault_xcoms", "--task-id", "good")
+    assert diffed.returncode == 0, diffed.stderr
+    assert diffed.stdout.splitlines() == [f"column lineage: {runs[0]} -> {runs[1]}", "no change in the column lineage"]
+    assert diffed.stderr.startswith(f"airflow-lineage: skipped task good: XCom 'column_lineage' in run {runs[2]} "
+                                    "is not a lineage document (statement 1 (index 0), target:")
+    for task_id, (_, said) in MALFORMED_XCOMS.items():
+        proc = cli("diff", "--dag-id", "lineage_fault_xcoms", "--task-id", task_id)
+        assert proc.returncode == 2 and proc.stdout == ""
+        lines = proc.stderr.splitlines()
+        assert len(lines) == 4 and all(said in line for line in lines[:3]), proc.stderr
+        assert lines[3] == (f"airflow-lineage: task {task_id} of DAG lineage_fault_xcoms has a lineage document in "
+                            "0 successful runs: two are needed")
+    given = cli("diff", "--dag-id", "lineage_fault_xcoms", "--task-id", "good", "--run-id", runs[1], "--run-id",
+                runs[2])
+    assert given.returncode == 2
+    assert given.stderr.splitlines()[-1] == ("airflow-lineage: task good of DAG lineage_fault_xcoms has a lineage "
+                                             "document in 1 of the runs given: two are needed")
+
+
+def test_one_hook_run_twice_with_one_dump_dir_returns_each_runs_writes_alone(airflow_db, tmp_path):
+    """``SparkLineageHook(dump_dir=...)`` used for two jobs: the second's result holds its own write only."""
+    from airflow_lineage_provider.hooks.spark_lineage import SparkLineageHook
+    from airflow_lineage_provider.lineage.extract import from_records
+
+    hook = SparkLineageHook(conn_id=None, dump_dir=str(tmp_path / "dumps"))
+    results = [hook.run_sql(f"INSERT OVERWRITE DIRECTORY '{tmp_path / name}' USING parquet SELECT 1 AS {name};")
+               for name in ("one", "two")]
+    targets = [[s.target.name for s in from_records(r.records, r.warnings).statements] for r in results]
+    assert targets == [[str(tmp_path / "one")], [str(tmp_path / "two")]]
+    assert len(list((tmp_path / "dumps").iterdir())) == 2
+
+
+def test_the_page_of_an_unknown_dag_run_or_task_is_a_404_as_its_api(airflow_db, monkeypatch):
+    """The real app and metadata database (only Airflow's auth manager is a stand-in): each page answers
+    what its API answers, 404 naming what does not exist."""
+    from airflow.api_fastapi.core_api import security
+    from airflow.models.dag import DagModel
+    from fastapi.testclient import TestClient
+
+    from airflow_lineage_provider.plugins import app as app_module
+    from tests.conftest import DAGS
+
+    class Allow:
+        async def get_user_from_token(self, token):
+            return type("User", (), {"get_id": lambda self: "u", "get_name": lambda self: "u"})()
+
+        def is_authorized_dag(self, **kwargs):
+            return True
+
+    run = load_dag_module(DAGS / "lineage_test_faults.py").bad_xcoms.test()
+    monkeypatch.setattr(security, "get_auth_manager", lambda: Allow())
+    monkeypatch.setattr(DagModel, "get_team_name", staticmethod(lambda dag_id: None))
+    client = TestClient(app_module.create_app())
+    client.cookies.set("_token", "t")
+    dag = "lineage_fault_xcoms"
+    for path, detail in ((f"/dags/no_such_dag/runs/{run.run_id}", "no DAG 'no_such_dag'"),
+                         (f"/dags/no_such_dag/runs/{run.run_id}/tasks/good", "no DAG 'no_such_dag'"),
+                         (f"/dags/{dag}/runs/no_such_run", f"DAG '{dag}' has no run 'no_such_run'"),
+                         (f"/dags/{dag}/runs/{run.run_id}/tasks/nope", f"run '{run.run_id}' of DAG '{dag}' has no task "
+                                                                       "'nope'")):
+        page, api = client.get(path), client.get("/api" + path)
+        assert (page.status_code, api.status_code) == (404, 404), path
+        assert api.json()["detail"] == detail
+        assert html_unescape(page.text).count(detail) == 1 and "column-lineage-app" not in page.text
+    for path in (f"/dags/{dag}/runs/{run.run_id}", f"/dags/{dag}/runs/{run.run_id}/tasks/good"):
+        assert client.get(path).status_code == 200 and client.get("/api" + path).status_code == 200
+
+
+def html_unescape(text: str) -> str:
+    import html
+
+    return html.unescape(text)

@@ -130,11 +130,12 @@ def target_key(rec: Record) -> str | None:
     found = rec.get(raw.TARGET_KEY)
     if found is not None:
         return str(found)
-    write = raw.write_of(raw.extras_of(rec))
-    where = write.get(raw.PATH) or write.get(raw.LOCATION)
+    extras, command = raw.extras_of(rec), raw.command(rec)
+    where = raw.write_location(extras, command, raw.PATH) or raw.write_location(extras, command, raw.LOCATION)
     if where:
-        # One directory, however it is spelled: INSERT OVERWRITE DIRECTORY names ``file:/x``, the file
-        # insert it runs ``file:///x`` or ``/x``.
+        # One directory, however it is spelled: INSERT OVERWRITE DIRECTORY names ``file:/x`` (its
+        # storage URI, percent-encoded), the file insert it runs ``file:///x`` or ``/x`` (as written);
+        # a CTAS names the catalog's URI, its insert the path as written. All are read as written.
         where = str(where).rstrip("/")
         return "/" + where[len("file:"):].lstrip("/") if where.startswith("file:") else where
     plan = rec.get(raw.PLAN)

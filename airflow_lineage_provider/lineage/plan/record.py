@@ -37,6 +37,10 @@ Top-level keys (a key marked *optional* may be left out; ``null`` is read as abs
                   script's records are reduced statement by statement). Absent in an application.
     block         true, optional. The statement is a SQL scripting block (BEGIN ... END): each
                   of its statements' writes is its own, even two into one table.
+    refused       str, optional. A dry run's only: Spark's reason it would refuse to run the write it
+                  analyzed (found by planning it, never running it: a MERGE, UPDATE or DELETE into a
+                  table whose format cannot run one, such as plain parquet). The reader adds it to the
+                  statement's warnings; the lineage is the analyzed plan's.
     event         str, in records of early versions only: the funcName, now ``func``. Not read.
 
 ``extras`` (each key optional)::
@@ -75,6 +79,23 @@ Top-level keys (a key marked *optional* may be left out; ``null`` is read as abs
     format             str. The data source class of a DataFrameWriter ``save``.
     paths              [str]. A V2 table's location property, as read with ``location``.
 
+How a location is spelled (what the JVM object holds, printed with its ``toString``)::
+
+    java.net.URI       percent-encoded: a space is %20, "#" %23, "%" %25; letters beyond ASCII
+                       stay raw (``file:/a/out%20dir/%C3%BC`` never occurs, ``file:/a/out%20dir/ü``
+                       does). Used by: ``tables`` values (the catalog's location); ``write.location``
+                       of the V1 commands in ``URI_SPELLED`` (read from the catalog);
+                       ``write.path`` of INSERT OVERWRITE DIRECTORY (its storage URI, without a
+                       scheme when the user gave none: ``/a/out%20dir``).
+    as written         a Hadoop ``Path`` or the user's own string, nothing encoded
+                       (``file:/a/out dir/sp ace#1``, ``/a/100%``). Every other location:
+                       ``write.path`` (a file insert, ``save``, a streaming file sink),
+                       ``relations`` paths, a V2 table's ``location`` property.
+
+The readers read locations through ``table_location`` and ``write_location``, which give each as
+written, decoded once where it is a URI: a dataset is then named alike whichever command or key
+reported it, and alike in the plan and the SQL text (``naming.split_uri``).
+
 This module holds the names, the builder the producers write through, the accessors the
 readers read through, and the one readable-check of both record formats.
 """
@@ -84,6 +105,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from airflow_lineage_provider.lineage.naming import as_written
 from airflow_lineage_provider.lineage.plan.lean import LEAN
 
 RAW = "raw/1"
@@ -101,6 +123,7 @@ FUNC = "func"
 COMMAND = "command"
 STATEMENT = "statement"
 BLOCK = "block"
+REFUSED = "refused"
 # A lean record's only: where its write lands, as the reader's reduction compares targets
 # (``events.target_key``), kept because the lean record has no plan or extras to work it out from.
 TARGET_KEY = "target_key"
@@ -201,8 +224,28 @@ def relation(extras: Mapping[str, Any], first_output: int | str) -> Mapping[str,
 
 
 def table_location(extras: Mapping[str, Any], table: str) -> str | None:
-    """A catalog table's storage location, as the producer found it."""
-    return (extras.get(TABLES) or _NO_DICT).get(table)
+    """A catalog table's storage location as written (the producer's URI, decoded once)."""
+    location = (extras.get(TABLES) or _NO_DICT).get(table)
+    return as_written(location) if isinstance(location, str) else location
+
+
+# The commands whose ``write`` key holds a java.net.URI (percent-encoded), by key; every other
+# location a producer writes is as written (see "How a location is spelled").
+URI_SPELLED: Mapping[str, frozenset[str]] = MappingProxyType({
+    "CreateDataSourceTableAsSelectCommand": frozenset({LOCATION}),
+    "InsertIntoHiveTable": frozenset({LOCATION}),
+    "WriteToMicroBatchDataSourceV1": frozenset({LOCATION}),
+    "InsertIntoDataSourceDirCommand": frozenset({PATH}),
+})
+
+
+def write_location(extras: Mapping[str, Any], command: str, key: str) -> str | None:
+    """The write's ``path`` or ``location`` (``key``) as written: decoded once where ``command``'s
+    producer spells it as a URI (``URI_SPELLED``)."""
+    value = write_of(extras).get(key)
+    if isinstance(value, str) and key in URI_SPELLED.get(command, ()):
+        return as_written(value)
+    return value
 
 
 def expand_rows(extras: Mapping[str, Any], first_output: int | str) -> list[list[Any]] | None:

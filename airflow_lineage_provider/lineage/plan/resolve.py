@@ -15,6 +15,7 @@ without a word.
 from __future__ import annotations
 
 import gc
+from dataclasses import replace
 from typing import Any
 
 from airflow_lineage_provider.lineage.model import (
@@ -285,15 +286,26 @@ def extract(record: dict[str, Any]) -> StatementLineage:
     """
     done = record.get(RESOLVED)
     if done is not None and lean.is_lean(record):
-        return StatementLineage.from_dict({**done, "index": int(record.get(raw.INDEX, done.get("index", 0))),
-                                           "sql": str(record.get(raw.SQL, ""))})
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        return _extract(digest(record))
-    finally:
-        if paused:
-            gc.enable()
+        statement = StatementLineage.from_dict({**done, "index": int(record.get(raw.INDEX, done.get("index", 0))),
+                                                "sql": str(record.get(raw.SQL, ""))})
+    else:
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            statement = _extract(digest(record))
+        finally:
+            if paused:
+                gc.enable()
+    refused = record.get(raw.REFUSED)
+    if refused and refused_warning(str(refused)) not in statement.warnings:  # resolved in the driver: has it
+        # A dry run's write Spark would not run: the lineage stands, the warning says so.
+        statement = replace(statement, warnings=(*statement.warnings, refused_warning(str(refused))))
+    return statement
+
+
+def refused_warning(reason: str) -> str:
+    """The warning of a dry run's write that a real run would not get through: Spark's reason."""
+    return f"dry run only: a real run of this statement would be refused by Spark ({reason})"
 
 
 def _extract(record: dict[str, Any]) -> StatementLineage:

@@ -144,7 +144,8 @@ class RowLevel:
         mode = MODES.get(node.cls) or self._rewrite(node).mode
         write = raw.write_of(self._builder.extras)
         if node.cls in REWRITTEN and write.get(raw.TABLE):
-            return naming.from_location(write.get(raw.LOCATION), table=write[raw.TABLE], mode=mode)
+            location = raw.write_location(self._builder.extras, node.cls, raw.LOCATION)
+            return naming.from_location(location, table=write[raw.TABLE], mode=mode)
         for found in _target_plan(node).walk():
             if found.cls in ("LogicalRelation", "HiveTableRelation", "DataSourceV2Relation"):
                 dataset = self._builder.name_relation(found)

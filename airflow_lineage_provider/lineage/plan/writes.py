@@ -108,7 +108,8 @@ def find_write(root: Tree, extras: Mapping[str, Any]) -> Write | None:
         return None
     write = raw.write_of(extras)
     mode = write.get(raw.MODE)
-    location = write.get(raw.LOCATION) or write.get(raw.PATH)
+    location = (raw.write_location(extras, root.cls, raw.LOCATION)
+                or raw.write_location(extras, root.cls, raw.PATH))
     family = command.family
     if family == INSERT:
         meta = root.get("catalogTable") or root.get("table")

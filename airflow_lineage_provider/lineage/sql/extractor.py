@@ -115,8 +115,11 @@ class SqlExtractor:
         try:
             return self._statement(sql, index)
         except Exception as e:  # lineage never breaks a job
-            log.warning("static lineage failed for statement %s: %s", index, e, exc_info=True)
-            return [_none(index, sql, f"static extraction failed: {e.__class__.__name__}: {e}")]
+            # One line a statement (a RecursionError's traceback is thousands of lines); the trace at debug.
+            why = f"{EXTRACTION_FAILED}: {_failure(e)}"
+            log.warning("static lineage of statement %s: %s", index + 1, why)
+            log.debug("static lineage of statement %s failed", index + 1, exc_info=True)
+            return [_none(index, sql, why)]
         finally:
             if collecting:
                 gc.enable()
@@ -560,6 +563,15 @@ def _struct_fields(data_type: str) -> list[str]:
 
 
 PARSE_FAILED = "the SQL could not be parsed"
+EXTRACTION_FAILED = "static extraction failed"
+
+
+def _failure(error: Exception) -> str:
+    """What went wrong, in a line: a statement nested deeper than Python's recursion limit said so."""
+    if isinstance(error, RecursionError):
+        return ("the statement is nested too deep for the static extractor (RecursionError: maximum recursion "
+                "depth exceeded)")
+    return f"{error.__class__.__name__}: {error}"
 _SQLGLOT_LINE = re.compile(r"\.? ?Line (\d+), Col: (\d+)\.?")
 _SQLGLOT_TOKEN = re.compile(r"<Token token_type: [\w.]+, text: (.*?), line: \d+, col: \d+, start: \d+, end: \d+, "
                             r"comments: \[.*?\]>")

@@ -91,7 +91,8 @@ def static(sql: str, *, schema: Any = None, warehouse: str | None = None, cache:
     try:
         report = SqlExtractor(schema=schema, cache=cache).run(sql)
     except Exception as e:  # noqa: BLE001 - lineage never breaks the job
-        log.warning("static lineage failed: %s", e, exc_info=True)
+        log.warning("static lineage failed: %s: %s", e.__class__.__name__, e)  # one line; the trace at debug
+        log.debug("static lineage failed", exc_info=True)
         return LineageReport(warnings=(f"static lineage failed: {e.__class__.__name__}: {e}",))
     if warehouse is None:
         return report
@@ -125,7 +126,8 @@ def with_static_agreement(report: LineageReport, sql: str, records: Iterable[dic
                 seen.put(table, unpack_columns(columns))
         return with_agreement(report, static(sql, schema=schema, warehouse=warehouse, cache=seen))
     except Exception as e:  # noqa: BLE001 - lineage never breaks the job
-        log.warning("the agreement check failed: %s", e, exc_info=True)
+        log.warning("the agreement check failed: %s: %s", e.__class__.__name__, e)  # one line; the trace at debug
+        log.debug("the agreement check failed", exc_info=True)
         return report.with_warning(f"the static agreement check failed: {e.__class__.__name__}: {e}")
 
 

@@ -160,3 +160,27 @@ def test_an_unwritable_dump_uri_in_cluster_mode_fails_saying_what_to_fix(monkeyp
         hook._local_dump_instead("file:///proc/forbidden/run-1", lambda d: [], FileNotFoundError(2, "No such file"))
     assert str(raised.value).startswith("dump_uri file:///proc/forbidden cannot be written (No such file): in cluster "
                                         "deploy mode the job's files reach the Spark driver only through it.")
+
+
+def test_each_run_with_one_dump_dir_reads_its_own_dump_alone(monkeypatch, tmp_path):
+    """The driver appends to plans.jsonl: two runs in one directory would mix. Each run of a hook given a
+    ``dump_dir`` writes in a fresh sub-directory of it, and returns its own writes only."""
+    from airflow_lineage_provider.job.dump import DumpWriter, JobResult
+
+    monkeypatch.setenv("AIRFLOW_LINEAGE_LOCAL_DIR", str(tmp_path / "local"))
+    hook = SparkLineageHook(conn_id=None, dump_dir=str(tmp_path / "dumps"))
+    runs = iter(["first", "second"])
+
+    def fake_driver(application: str) -> None:  # what the driver does: one record, then the result
+        args = hook._application_args
+        writer = DumpWriter(args[args.index("--dump") + 1])
+        writer.record({"index": 0, "sql": next(runs)})
+        writer.finish(JobResult(statements=[{"index": 0, "status": "ok"}]))
+
+    monkeypatch.setattr(hook, "submit", fake_driver)
+    first = hook.run_sql("INSERT INTO t SELECT 1")
+    second = hook.run_sql("INSERT INTO t SELECT 2")
+    assert [r["sql"] for r in first.records] == ["first"]
+    assert [r["sql"] for r in second.records] == ["second"]
+    kept = sorted(p.name for p in (tmp_path / "dumps").iterdir())
+    assert len(kept) == 2 and all(name.startswith("run-") for name in kept)  # each run's dump kept, apart

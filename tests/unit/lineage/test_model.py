@@ -191,3 +191,28 @@ def test_make_builds_the_same_column_input_as_the_constructor():
     assert made.to_dict() == built.to_dict() and not made < built and not built < made
     with pytest.raises(FrozenInstanceError):
         made.field = "other"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("document", "message"), [
+    ([1, 2, 3], "it is a list, not an object with \"format\": 'airflow-lineage/1'"),
+    ({"format": FORMAT, "statements": None}, "'statements' is null, not a list of statements"),
+    ({"format": FORMAT, "statements": [1]}, "statement 1: it is a number, not an object"),
+    ({"format": FORMAT, "statements": [{"index": 1}, {"index": 5, "columns": {"c": [{"table": "t", "field": "f"},
+                                                                                  {"table": "t"}]}}]},
+     "statement 2 (index 5), column 'c', input 2: key 'field' is missing"),
+    ({"format": FORMAT, "statements": [{"index": 5, "inputs": [{"namespace": "file", "name": 3}]}]},
+     "statement 1 (index 5), input dataset 1: 'name' is a number, not a string"),
+    ({"format": FORMAT, "statements": [{"index": 5, "target": {"namespace": "file", "name": "/x", "mode": 1}}]},
+     "statement 1 (index 5), target: 'mode' is a number, not a string or null"),
+    ({"format": FORMAT, "statements": [{"index": 5, "indirect": {}}]},
+     "statement 1 (index 5), indirect inputs: it is an object, not a list of inputs"),
+    ({"format": FORMAT, "statements": [{"index": 5, "agreement": {"static": None}}]},
+     "statement 1 (index 5), agreement: 'static' is null, not a string"),
+])
+def test_from_dict_says_where_and_what_is_wrong_in_one_error_type(document, message):
+    from airflow_lineage_provider.lineage.model import DocumentError
+
+    with pytest.raises(DocumentError) as raised:
+        LineageReport.from_dict(document)
+    assert str(raised.value) == message
+    assert isinstance(raised.value, ValueError)

@@ -145,3 +145,108 @@ def test_dataset_uri_is_the_openlineage_dataset_as_an_airflow_asset_names_it():
     assert dataset_uri("postgres://db:5432", "shop.public.orders") == "postgres://db:5432/shop.public.orders"
     assert dataset_uri("spark_catalog", "default.t") is None
     assert dataset_uri("spark_sink", "console") is None
+
+
+# -- paths as Spark has them: names keep them exactly; URIs percent-encode them -----------------
+# Each variant: the location as a user writes it in SQL (and as Spark prints a Hadoop Path: a file
+# insert's output path, a path read, a PySpark write), as the catalog spells it (a java.net.URI:
+# spellings recorded from Spark 4.2's catalog and INSERT OVERWRITE DIRECTORY), the OpenLineage name,
+# and the asset URI.
+PATH_VARIANTS = [
+    # (as written, as the catalog's URI, name, dataset URI)
+    ("/d/out dir/sp ace#1", "file:/d/out%20dir/sp%20ace%231", "/d/out dir/sp ace#1",
+     "file:///d/out%20dir/sp%20ace%231"),
+    ("/d/out dir/ünï", "file:/d/out%20dir/ünï", "/d/out dir/ünï", "file:///d/out%20dir/%C3%BCn%C3%AF"),
+    ("/d/p%20c", "file:/d/p%2520c", "/d/p%20c", "file:///d/p%2520c"),
+    ("/d/100%", "file:/d/100%25", "/d/100%", "file:///d/100%25"),
+    ("/d/a+b&c=d", "file:/d/a+b&c=d", "/d/a+b&c=d", "file:///d/a+b&c=d"),
+    ("/d/trail ", "file:/d/trail%20", "/d/trail ", "file:///d/trail%20"),
+    ("/d/😀/数据", "file:/d/😀/数据", "/d/😀/数据", "file:///d/%F0%9F%98%80/%E6%95%B0%E6%8D%AE"),
+    ("/d/x/C:/y", "file:/d/x/C:/y", "/d/x/C:/y", "file:///d/x/C:/y"),
+    ("/d/q?x=1", "file:/d/q%3Fx=1", "/d/q?x=1", "file:///d/q%3Fx=1"),
+]
+VARIANT_IDS = ["space-hash", "non-ascii", "percent-escape", "percent", "plus-amp-eq", "trailing-space", "emoji-cjk",
+               "windows-segment", "question"]
+
+
+@pytest.mark.parametrize(("written", "catalog", "name", "uri"), PATH_VARIANTS, ids=VARIANT_IDS)
+def test_a_path_is_named_exactly_as_written_whichever_way_spark_spells_it(written, catalog, name, uri):
+    from airflow_lineage_provider.lineage.naming import as_written
+
+    assert split_uri(written) == ("file", name)  # the SQL text (START), a path as a user gave it
+    assert split_uri("file:" + written) == ("file", name)  # a Hadoop Path: a file insert, a read, PySpark
+    assert split_uri("file://" + written) == ("file", name)
+    assert split_uri(as_written(catalog)) == ("file", name)  # the catalog's location
+    assert split_uri(as_written(catalog[len("file:"):])) == ("file", name)  # INSERT OVERWRITE DIRECTORY's URI
+
+
+@pytest.mark.parametrize(("written", "catalog", "name", "uri"), PATH_VARIANTS, ids=VARIANT_IDS)
+def test_a_dataset_uri_is_ascii_percent_encoded_and_decodes_to_the_same_name(written, catalog, name, uri):
+    from urllib.parse import urlsplit
+
+    from airflow_lineage_provider.lineage.naming import dataset_uri, name_of_uri
+
+    assert dataset_uri("file", name) == uri
+    assert uri.isascii() and " " not in uri
+    parts = urlsplit(uri)
+    assert not parts.query and not parts.fragment  # nothing a URL parser would cut off
+    assert name_of_uri(uri) == ("file", name)
+
+
+@pytest.mark.parametrize(
+    ("location", "namespace", "name", "uri"),
+    [
+        ("s3a://bucket/key with space/ü", "s3://bucket", "key with space/ü", "s3://bucket/key%20with%20space/%C3%BC"),
+        ("s3a://bucket/k#1?v=2", "s3://bucket", "k#1?v=2", "s3://bucket/k%231%3Fv=2"),
+        ("hdfs://nn:8020/a#b", "hdfs://nn:8020", "/a#b", "hdfs://nn:8020/a%23b"),
+        ("hdfs://nn:8020/wh/ü dir/", "hdfs://nn:8020", "/wh/ü dir", "hdfs://nn:8020/wh/%C3%BC%20dir"),
+        ("gs://b/p q/ä", "gs://b", "p q/ä", "gs://b/p%20q/%C3%A4"),
+        ("abfss://c@acct.dfs.core.windows.net/a b#1", "abfss://c@acct.dfs.core.windows.net", "a b#1",
+         "abfss://c@acct.dfs.core.windows.net/a%20b%231"),
+    ],
+    ids=["s3a-space-non-ascii", "s3-hash-question", "hdfs-hash", "hdfs-non-ascii", "gs", "abfss"],
+)
+def test_object_store_keys_and_hdfs_paths_keep_every_character(location, namespace, name, uri):
+    from airflow_lineage_provider.lineage.naming import as_written, dataset_uri, name_of_uri
+
+    assert split_uri(location) == (namespace, name)
+    assert dataset_uri(namespace, name) == uri
+    assert name_of_uri(uri) == (namespace, name)
+    # The same location spelled as a java.net.URI (a catalog's) names the same dataset.
+    assert split_uri(as_written(dataset_uri(namespace, name).replace("s3://", "s3a://", 1))) == (namespace, name)
+
+
+def test_as_written_decodes_a_uri_once():
+    from airflow_lineage_provider.lineage.naming import as_written
+
+    assert as_written("file:/d/p%2520c") == "file:/d/p%20c"
+    assert as_written("file:/d/plain") == "file:/d/plain"
+    assert as_written("file:/d/a+b") == "file:/d/a+b"  # "+" is no space in a path
+
+
+def test_a_jdbc_query_name_is_encoded_in_its_uri():
+    from airflow_lineage_provider.lineage.naming import dataset_uri
+
+    assert dataset_uri("postgres://h:5432", "shop.SELECT id, city FROM customers") == \
+        "postgres://h:5432/shop.SELECT%20id,%20city%20FROM%20customers"
+
+
+@pytest.mark.parametrize(("written", "catalog", "name", "uri"), PATH_VARIANTS, ids=VARIANT_IDS)
+def test_the_sql_text_names_a_path_as_the_plan_does(written, catalog, name, uri):
+    """START (the static lineage of the SQL text) and the plan must name one path alike."""
+    from airflow_lineage_provider.lineage.sql.static import static
+
+    sql = (f"CREATE TABLE t (b INT) USING parquet LOCATION '{written}';\n"
+           f"INSERT INTO t SELECT 7;\n"
+           f"CREATE TABLE c USING parquet LOCATION '{written}/ctas' AS SELECT b FROM t;\n"
+           f"INSERT OVERWRITE DIRECTORY '{written}/dir' USING parquet SELECT b FROM t;\n"
+           f"INSERT INTO t SELECT b FROM parquet.`{written}/dir`;\n")
+    report = static(sql)
+    got = [(s.target.namespace, s.target.name, [(d.namespace, d.name) for d in s.inputs]) for s in report.statements
+           if s.target is not None]
+    assert got == [
+        ("file", name, []),
+        ("file", f"{name}/ctas", [("file", name)]),
+        ("file", f"{name}/dir", [("file", name)]),
+        ("file", name, [("file", f"{name}/dir")]),
+    ]

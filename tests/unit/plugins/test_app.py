@@ -194,3 +194,27 @@ def test_a_runs_graph_is_built_once_while_its_lineage_is_the_same(client):
     assert len(client.reads) == 2
     client.manager.allow = False  # a cached graph is still behind the authorization check
     assert client.get(f"/api/dags/d/runs/{RUN}").status_code == 403
+
+
+def test_a_page_for_a_dag_run_or_task_that_does_not_exist_is_a_404_page_as_its_api(client, monkeypatch):
+    """The page checks what its API checks (``check_exists``): a mistyped DAG is a 404 that names it, as
+    a short page the tab's iframe shows, never the page shell of a run with no lineage."""
+    from fastapi import HTTPException
+
+    def check_exists(dag_id, run_id, task_id=None):
+        if dag_id == "no_such_dag":
+            raise HTTPException(404, f"no DAG {dag_id!r}")
+        if task_id == "no_such_task":
+            raise HTTPException(404, f"run {run_id!r} of DAG {dag_id!r} has no task {task_id!r}")
+
+    monkeypatch.setattr(app_module, "check_exists", check_exists)
+    client.cookies.set("_token", "good")
+    for url, detail in ((f"/dags/no_such_dag/runs/{RUN}", "no DAG &#x27;no_such_dag&#x27;"),
+                        (f"/dags/no_such_dag/runs/{RUN}/tasks/t", "no DAG &#x27;no_such_dag&#x27;"),
+                        (f"/dags/d/runs/{RUN}/tasks/no_such_task", "has no task &#x27;no_such_task&#x27;")):
+        page, api = client.get(url), client.get("/api" + url)
+        assert (page.status_code, api.status_code) == (404, 404), url
+        assert page.headers["content-type"].startswith("text/html") and detail in page.text, page.text
+        assert "column-lineage-app" not in page.text
+        assert page.headers["X-Content-Type-Options"] == "nosniff"
+    assert client.get(f"/dags/d/runs/{RUN}/tasks/t").status_code == 200

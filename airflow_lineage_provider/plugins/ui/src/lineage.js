@@ -177,10 +177,11 @@ export function impactRows(index, result) {
   return { selected: { table: index.tables.get(selected.table).label, column: selected.name }, rows };
 }
 
-/** A CSV cell: quoted, and a leading = + - @ defused so a spreadsheet never runs it. */
+/** A CSV cell: quoted, and a formula defused so a spreadsheet never runs it: a leading = + - @, also after
+ * leading whitespace (a spreadsheet may trim it, " =1+1" then runs), and a leading tab or line break. */
 export function csvCell(value) {
   let text = value === null || value === undefined ? "" : String(value);
-  if (/^[=+\-@\t\r]/.test(text)) text = "'" + text;
+  if (/^\s*[=+\-@\uff1d\uff0b\uff0d\uff20]/.test(text) || /^[\t\r\n]/.test(text)) text = "'" + text;
   return /[",\n\r]/.test(text) || text !== text.trim() ? `"${text.replace(/"/g, '""')}"` : text;
 }
 

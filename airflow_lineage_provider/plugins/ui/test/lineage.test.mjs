@@ -79,3 +79,15 @@ test("a join key's value path and what only the join reaches are told apart, and
     `${T}a,x,downstream,2,${T}c,x,TRANSFORMATION,'=x+1,c,b.x`, // a leading = is defused
   ]);
 });
+
+test("a CSV cell defuses a formula, also after leading whitespace, and quotes what needs quoting", async () => {
+  const { csvCell } = await import("../src/lineage.js");
+  const cases = [
+    ["plain", "plain"], ["a,b", '"a,b"'], ['say "x"', '"say ""x"""'], ["", ""], [null, ""], [42, "42"],
+    ["=1+1", "'=1+1"], ["+1", "'+1"], ["-1", "'-1"], ["@SUM(A1)", "'@SUM(A1)"],
+    [" =1+1", "' =1+1"], ["  +cmd", "'  +cmd"], ["\t=1+1", "'\t=1+1"], ["\n@x", `"'\n@x"`],
+    ["\u00a0=1+1", "'\u00a0=1+1"], ["\uff1d1+1", "'\uff1d1+1"], ["\tplain", "'\tplain"], [" x ", '" x "'],
+    ["a=1", "a=1"], ["x - y", "x - y"],
+  ];
+  for (const [value, cell] of cases) assert.equal(csvCell(value), cell, JSON.stringify(value));
+});

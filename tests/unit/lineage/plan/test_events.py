@@ -205,3 +205,14 @@ def test_lean_keys_are_what_the_rules_read():
     assert events.target_key(lean) == events.target_key(event)
     assert raw.command(lean) == raw.command(event)
     assert events.lean_keys(ctas("file:/wh/t")) == {}  # no event: nothing to reduce
+
+
+def test_a_ctas_and_its_insert_are_one_target_at_a_path_the_catalog_encodes():
+    """The CTAS names the catalog's URI (percent-encoded), the insert it runs the path as written."""
+    ctas = {"command": "CreateDataSourceTableAsSelectCommand",
+            "extras": {"write": {"location": "file:/d/out%20dir/sp%20ace%231"}}}
+    insert = {"command": "InsertIntoHadoopFsRelationCommand", "extras": {"write": {"path": "file:/d/out dir/sp ace#1"}}}
+    directory = {"command": "InsertIntoDataSourceDirCommand", "extras": {"write": {"path": "/d/out%20dir/sp%20ace%231"}}}
+    assert {events.target_key(r) for r in (ctas, insert, directory)} == {"/d/out dir/sp ace#1"}
+    literal = {"command": "InsertIntoHadoopFsRelationCommand", "extras": {"write": {"path": "file:/d/100%25"}}}
+    assert events.target_key(literal) == "/d/100%25"  # as written: a user's "%25" is no escape here

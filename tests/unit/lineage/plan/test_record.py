@@ -117,7 +117,8 @@ def _documented(section: str) -> set[str]:
 
 def test_every_key_is_documented():
     top = {record.FORMAT, record.INDEX, record.SQL, record.LINE, record.KIND, record.PLAN, record.EXTRAS,
-           record.EXECUTION_ID, record.FUNC, record.COMMAND, record.STATEMENT, record.BLOCK}
+           record.EXECUTION_ID, record.FUNC, record.COMMAND, record.STATEMENT, record.BLOCK,
+           record.REFUSED}
     assert _documented("Top-level keys") == top | {"event"}  # early versions' funcName, not read
     assert _documented("``extras`` (") == {record.TABLES, record.RELATIONS, record.EXPAND, record.WRITE,
                                           record.SOURCE_WARNINGS}
@@ -146,3 +147,52 @@ def test_the_digest_keeps_what_the_reduction_reads(name):
     assert lean[record.COMMAND] == record.command(plan_record(name))
     assert lean.get(record.TARGET_KEY) == events.target_key(event)  # None: no place known, never merged
     assert record.TARGET_KEY not in digest.digest(plan_record(name))  # no event: nothing to reduce
+
+
+# -- how a location is spelled ---------------------------------------------------------------------
+# tests/data/plans/odd_paths.jsonl: raw records Spark 4.2 dumped for tables, directories and PySpark
+# paths whose names hold a space and "#", letters beyond ASCII, "%", a trailing space, an emoji and CJK
+# (six writes each: INSERT into a table, CTAS, an INSERT into a Hive-format table, INSERT OVERWRITE
+# DIRECTORY, a PySpark write.parquet, a PySpark read + write). The catalog spells them as URIs, the
+# file writes and reads as written; every dataset must be named as written.
+ODD = ["out dir/sp ace#1", "out dir/ünï", "100%", "trail ", "😀/数据"]
+
+
+def _odd_records() -> list[dict]:
+    return [json.loads(line) for line in (PLANS / "odd_paths.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def test_the_catalog_spells_locations_as_uris_and_file_writes_as_written():
+    recs = _odd_records()
+    assert record.extras_of(recs[0])["tables"]["spark_catalog.default.t0"] == "file:/data/out%20dir/sp%20ace%231"
+    assert record.write_of(record.extras_of(recs[0]))["path"] == "file:/data/out dir/sp ace#1"
+    ctas = record.extras_of(recs[1])
+    assert record.write_location(ctas, "CreateDataSourceTableAsSelectCommand", record.LOCATION) == \
+        "file:/data/ctas/out dir/sp ace#1"
+    assert record.table_location(ctas, "spark_catalog.default.t0") == "file:/data/out dir/sp ace#1"
+    directory = record.extras_of(recs[3])
+    assert record.write_of(directory)["path"] == "/data/dir/out%20dir/sp%20ace%231"
+    assert record.write_location(directory, "InsertIntoDataSourceDirCommand", record.PATH) == \
+        "/data/dir/out dir/sp ace#1"
+    # A path as written is never decoded: "%" a user wrote stays.
+    assert record.write_location({"write": {"path": "file:/d/p%20c"}}, "InsertIntoHadoopFsRelationCommand",
+                                 record.PATH) == "file:/d/p%20c"
+
+
+def test_every_write_and_read_at_an_odd_path_is_named_as_written():
+    from airflow_lineage_provider.lineage.extract import from_records
+
+    report = from_records(_odd_records(), [])
+    got = [(s.target.name, s.target.table, [d.name for d in s.inputs]) for s in report.statements]
+    want = []
+    for i, path in zip((0, 1, 3, 5, 6), ODD):
+        want += [
+            (f"/data/{path}", f"spark_catalog.default.t{i}", []),
+            (f"/data/ctas/{path}", f"spark_catalog.default.c{i}", [f"/data/{path}"]),
+            (f"/data/hive/{path}", f"spark_catalog.default.h{i}", [f"/data/ctas/{path}"]),
+            (f"/data/dir/{path}", None, [f"/data/{path}"]),
+            (f"/data/py/{path}", None, []),
+            (f"/data/py2/{path}", None, [f"/data/py/{path}"]),
+        ]
+    assert got == want
+    assert all(s.target.namespace == "file" for s in report.statements)

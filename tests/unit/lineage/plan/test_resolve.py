@@ -180,3 +180,18 @@ def test_unknown_node_keeps_lineage_of_every_column(name, position, cls, expecte
 def test_unknown_node_keeps_join_keys():
     lineage = resolve.extract(with_unknown_node("seed_join", 2, "Project"))
     assert lineage.indirect == JOIN_KEYS
+
+
+def test_a_dry_runs_write_spark_would_refuse_keeps_its_lineage_and_says_so_once():
+    """``refused`` (a dry run's, record.py): a warning on the statement, raw or resolved in the driver, never
+    twice, and no lower confidence (the lineage is the analyzed plan's)."""
+    from airflow_lineage_provider.job.capture import digested
+    from airflow_lineage_provider.lineage.plan import record as raw
+
+    why = "[UNSUPPORTED_FEATURE.TABLE_OPERATION] The feature is not supported: Table t does not support DELETE"
+    rec = {**plan_record("seed_join"), raw.REFUSED: why}
+    plain = resolve.extract(plan_record("seed_join"))
+    for statement in (resolve.extract(copy.deepcopy(rec)), resolve.extract(digested(copy.deepcopy(rec), []))):
+        assert statement.warnings == (resolve.refused_warning(why),)
+        assert statement.columns == plain.columns and statement.confidence == plain.confidence
+    assert resolve.refused_warning(why) == f"dry run only: a real run of this statement would be refused by Spark ({why})"

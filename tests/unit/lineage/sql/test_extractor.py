@@ -386,3 +386,25 @@ def test_inline_of_an_array_of_structs_column_makes_one_column_per_field():
     # A column of another type (or one no schema knows) is left as Spark would fail or name it.
     st = last("CREATE TABLE b3 (id INT, tags ARRAY<STRING>) USING parquet;\nSELECT inline(tags) FROM b3")
     assert [c for c, _ in st.columns] == ["inline(tags)"]
+
+
+DEEP = ("CREATE TABLE deep (a INT) USING parquet;\nCREATE TABLE deep_out (a INT) USING parquet;\n"
+        "INSERT INTO deep_out SELECT " + "(a + " * 400 + "a" + ")" * 400 + " FROM deep;\n")
+
+
+def test_a_statement_nested_too_deep_is_one_warning_line_counted_from_1(caplog):
+    """400 nested parentheses exceed Python's recursion limit in sqlglot: the statement has no lineage and
+    says why, in one log line numbered as Spark numbers it; the traceback is at debug level only."""
+    with caplog.at_level("DEBUG", logger="airflow_lineage_provider.lineage.sql.extractor"):
+        report = extract_script(DEEP)
+    [statement] = report.statements
+    assert statement.method == "none" and statement.index == 2
+    assert statement.warnings == ("statement 3 of 3 (line 3 of the script): static extraction failed: the statement "
+                                  "is nested too deep for the static extractor (RecursionError: maximum recursion "
+                                  "depth exceeded)",)
+    warned = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert [r.getMessage() for r in warned] == [
+        "static lineage of statement 3: static extraction failed: the statement is nested too deep for the static "
+        "extractor (RecursionError: maximum recursion depth exceeded)"]
+    assert warned[0].exc_info is None
+    assert any(r.levelname == "DEBUG" and r.exc_info for r in caplog.records)
