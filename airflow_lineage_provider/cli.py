@@ -254,7 +254,7 @@ def _extract_app(args: argparse.Namespace) -> int:
     """Run a PySpark script under the driver (embedded Spark, or --master) and print its writes' lineage."""
     from airflow_lineage_provider.hooks import local_spark
     from airflow_lineage_provider.job.dump import read_dump
-    from airflow_lineage_provider.lineage.extract import from_records
+    from airflow_lineage_provider.lineage.extract import from_records, printable
 
     if not os.path.isfile(args.app):
         print(f"airflow-lineage: cannot read {args.app}: no such file", file=sys.stderr)
@@ -273,10 +273,12 @@ def _extract_app(args: argparse.Namespace) -> int:
         shutil.rmtree(dump, ignore_errors=True)
     if result.error:
         # The application failed: its own error, and no lineage printed as if it had succeeded.
-        print(f"{stderr_tail}\nerror: {result.error.get('message')}", file=sys.stderr)
+        print(f"{printable(stderr_tail, newlines=True)}\nerror: {printable(result.error.get('message') or '')}",
+              file=sys.stderr)
         return 1
     if code:
-        print(f"{stderr_tail}\nerror: the Spark job failed (exit code {code})", file=sys.stderr)
+        print(f"{printable(stderr_tail, newlines=True)}\nerror: the Spark job failed (exit code {code})",
+              file=sys.stderr)
         return 1
     _print(from_records(result.records, result.warnings), args.format)
     return 0

@@ -18,6 +18,7 @@ from typing import Callable, Iterator
 
 from airflow_lineage_provider.job import command
 from airflow_lineage_provider.lineage.naming import warehouse_location
+from airflow_lineage_provider.lineage.redact import scrub
 
 LOCAL_MASTER = "local[*]"
 STATE_ENV = "AIRFLOW_LINEAGE_LOCAL_DIR"
@@ -108,7 +109,8 @@ def run_driver(dump_dir: str, *, master: str = LOCAL_MASTER, conf: dict[str, str
     with catalog_lock(merged, lambda line: print(f"airflow-lineage: {line}", file=sys.stderr, flush=True)):
         proc = subprocess.run(submit_command(master, merged, DRIVER, args), env=env, stdout=out,
                               stderr=subprocess.PIPE if quiet else None, text=True)
-    return proc.returncode, (proc.stderr or "")[-4000:]
+    # What the CLI shows of Spark's own stderr: Spark quotes failing statements, credentials and all.
+    return proc.returncode, scrub((proc.stderr or "")[-4000:]) or ""
 
 
 # How long a job waits for the embedded catalog another job holds before it gives up (seconds).
