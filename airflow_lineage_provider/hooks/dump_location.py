@@ -18,7 +18,8 @@ from contextlib import contextmanager
 from typing import Iterator
 from urllib.parse import unquote, urlsplit
 
-from airflow_lineage_provider.job.dump import PLANS, RESULT, is_uri
+from airflow_lineage_provider.job.dump import PLANS, RESULT
+from airflow_lineage_provider.lineage.naming import is_uri
 
 _FSSPEC_PROTOCOL = {"s3a": "s3", "s3n": "s3"}
 

@@ -15,7 +15,8 @@ from typing import Any, Callable
 from airflow_lineage_provider.hooks import dump_location, local_spark
 from airflow_lineage_provider.hooks.spark_provider import SubmitHookAdapter
 from airflow_lineage_provider.job import command
-from airflow_lineage_provider.job.dump import SCRIPT, JobResult, is_uri, read_dump
+from airflow_lineage_provider.job.dump import SCRIPT, JobResult, read_dump
+from airflow_lineage_provider.lineage.naming import is_uri
 from airflow_lineage_provider.lineage.redact import is_secret_conf, scrub, secrets_in
 
 try:

@@ -19,7 +19,8 @@ if __package__ in (None, ""):  # run as a file by spark-submit
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from airflow_lineage_provider.job import command, errors  # noqa: E402
-from airflow_lineage_provider.job.dump import SCRIPT, DumpWriter, HadoopFiles, JobResult, is_uri  # noqa: E402
+from airflow_lineage_provider.job.dump import SCRIPT, DumpWriter, HadoopFiles, JobResult  # noqa: E402
+from airflow_lineage_provider.lineage.naming import is_uri  # noqa: E402
 
 # The runners bring the plan capture. Should it fail to load, the user's job still runs, without it:
 # lineage never stops Spark.

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable
 
@@ -133,14 +132,6 @@ def read_dump(directory: str, loads: Callable[[str], Any] = json.loads) -> JobRe
 
 
 # -- dump_uri: a location on any Hadoop-compatible file system ---------------------------------
-
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]+):")
-
-
-def is_uri(location: str) -> bool:
-    """``hdfs://nn/x``, ``s3a://b/k``, ``file:///x``: not a bare path (nor a Windows drive ``C:``)."""
-    return bool(_SCHEME.match(location))
-
 
 class HadoopFiles:
     """Files under one directory URI, read and written by the Spark driver through Hadoop's

@@ -51,7 +51,7 @@ def split_uri(uri: str) -> tuple[str, str]:
     spelled as a ``java.net.URI`` (a catalog's, percent-encoded) goes through ``as_written`` first.
     """
     m = _SCHEME.match(uri)
-    if m is None or len(m.group(1)) == 1:  # a bare path, or a Windows drive letter
+    if m is None:  # a bare path, or a Windows drive letter
         return "file", _trim(uri)
     scheme, rest = m.group(1).lower(), uri[m.end():]
     if rest.startswith("//"):
@@ -72,8 +72,14 @@ def split_uri(uri: str) -> tuple[str, str]:
     return (f"{scheme}://{netloc}" if netloc else f"{scheme}:"), _trim(path)
 
 
-# A URI scheme (RFC 3986): a letter, then letters, digits, "+", "-" or ".", then ":".
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+# A URI scheme (RFC 3986): a letter, then letters, digits, "+", "-" or ".", then ":"; two characters at
+# least, so that a Windows drive (``C:``) is a path.
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]+):")
+
+
+def is_uri(location: str) -> bool:
+    """``hdfs://nn/x``, ``s3a://b/k``, ``file:///x``: not a bare path (nor a Windows drive ``C:``)."""
+    return _SCHEME.match(location) is not None
 
 
 def _trim(path: str) -> str:

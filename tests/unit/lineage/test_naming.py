@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from airflow_lineage_provider.lineage.model import Dataset
-from airflow_lineage_provider.lineage.naming import from_jdbc, from_location, jdbc_name, split_uri, table_name
+from airflow_lineage_provider.lineage.naming import from_jdbc, from_location, is_uri, jdbc_name, split_uri, table_name
 
 
 @pytest.mark.parametrize(
@@ -250,3 +250,14 @@ def test_the_sql_text_names_a_path_as_the_plan_does(written, catalog, name, uri)
         ("file", f"{name}/dir", [("file", name)]),
         ("file", name, [("file", f"{name}/dir")]),
     ]
+
+
+@pytest.mark.parametrize("location, uri", [
+    ("s3a://bucket/key", True), ("file:///x", True), ("file:/x", True), ("hdfs://nn:8020/a#b", True),
+    ("/data/out dir", False), ("relative/dir", False), ("C:/data", False), ("C:\\data", False),
+])
+def test_a_location_is_a_uri_when_it_has_a_scheme_and_a_drive_letter_is_none(location, uri):
+    """The driver, the hook and the dump location read a dump_uri by this one rule; naming splits by it."""
+    assert is_uri(location) is uri
+    if not uri:
+        assert split_uri(location)[0] == "file"
