@@ -60,3 +60,11 @@ def pg():
         pytest.skip(why)
     with postgres.shop_server() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def jvm_corpus():
+    """Each corpus case's verdict through the JVM listener beside the py4j capture (``jvm_corpus.py``)."""
+    from tests.integration import jvm_corpus
+
+    return jvm_corpus.run()

@@ -20,13 +20,12 @@ from airflow_lineage_provider.job.dump import read_dump
 from airflow_lineage_provider.lineage.extract import from_records
 from tests.conftest import DATA, venv_bin
 from tests.integration import postgres
+from tests.integration.jvm_corpus import LISTENER_JAR, listener_conf
 from tests.integration.postgres import PASSWORD, USER
 from tests.rowlevel import jvm_app_jar
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-LISTENER_JAR = str(Path(local_spark.DRIVER).parent / "listener" / "airflow-lineage-listener.jar")
-LISTENER_CLASS = "airflow_lineage.listener.LineageListener"
 SEED = DATA / "apps" / "seed_writes.sql"
 # The writes both applications make, in order: the seed's seven, then the DataFrame API's four.
 WRITES = [*(f"spark_catalog.seed.{t}" for t in ("orders", "custs", "totals", "ranked", "big_orders", "parts")),
@@ -36,8 +35,7 @@ WRITES = [*(f"spark_catalog.seed.{t}" for t in ("orders", "custs", "totals", "ra
 def jvm_submit(state: Path, dump: Path, main_class: str, args: list[str], *, extra: dict[str, str] | None = None,
                jars: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     """``spark-submit`` of the test jar's ``main_class`` on the embedded Spark, the listener added."""
-    conf = {**local_spark.local_conf(str(state)), "spark.sql.queryExecutionListeners": LISTENER_CLASS,
-            "spark.airflow.lineage.dump": str(dump), **(extra or {})}
+    conf = {**local_spark.local_conf(str(state)), **listener_conf(str(dump)), **(extra or {})}
     cmd = [local_spark.spark_submit(), "--master", "local[2]", "--class", main_class,
            "--jars", ",".join((LISTENER_JAR, *jars))]
     for key, value in conf.items():
@@ -107,36 +105,40 @@ def test_no_credential_reaches_the_dump_or_the_document(runs, tmp_path):
     assert PASSWORD not in stderr
 
 
-def test_the_corpus_writes_give_the_same_lineage_through_both_captures(tmp_path, monkeypatch):
-    """Every write case of the corpus, run (not only analyzed) by the Python driver with the JVM listener
-    added: the two captures see the same events, and their documents must be equal write for write.
-    Also: the py4j capture unregisters cleanly beside another QueryExecutionListener."""
-    from tests.helpers import DATA as TEST_DATA
-    from tests.integration.corpus import CASES
-    from tests.rowlevel import rowlevel_conf
 
-    monkeypatch.setenv("AIRFLOW_LINEAGE_LOCAL_DIR", str(tmp_path / "state"))
-    parts = [(TEST_DATA / "corpus_schema.sql").read_text()]
-    for case in CASES:
-        if case.target:
-            parts += [case.setup, case.sql]
-    (tmp_path / "dump").mkdir()
-    (tmp_path / "dump" / "script.sql").write_text("\n".join(p.rstrip().rstrip(";") + ";\n" for p in parts if p.strip()))
-    conf = {**rowlevel_conf(), "spark.sql.queryExecutionListeners": LISTENER_CLASS,
-            "spark.airflow.lineage.dump": str(tmp_path / "jvm")}
-    conf["spark.jars"] += "," + LISTENER_JAR
-    # keep_going: Spark refuses the MERGE, UPDATE and DELETE cases on parquet tables (the corpus only
-    # analyzes them), and two views; neither capture sees a refused statement.
-    local_spark.run_driver(str(tmp_path / "dump"), conf=conf, keep_going=True, quiet=True)
-    python, jvm = read_dump(str(tmp_path / "dump")), read_dump(str(tmp_path / "jvm"))
-    assert python.warnings == [] and jvm.warnings == []
-    failed = [s for s in python.statements if s["status"] == "failed"]
-    assert all("UNSUPPORTED_FEATURE.TABLE_OPERATION" in s["error"]["message"]
-               or "CREATE_PERMANENT_VIEW_WITHOUT_ALIAS" in s["error"]["message"] for s in failed)
-    theirs = [s for s in from_records(python.records).to_dict()["statements"] if s.get("target")]
-    mine = from_records(jvm.records).to_dict()["statements"]
-    assert len(theirs) >= 45
-    assert [s["target"] for s in mine] == [s["target"] for s in theirs]
-    for a, b in zip(mine, theirs):
-        assert (a["columns"], a.get("indirect"), a.get("warnings")) == (b["columns"], b.get("indirect"),
-                                                                         b.get("warnings")), b["sql"]
+def test_the_corpus_writes_give_the_same_lineage_through_both_captures(jvm_corpus):
+    """Every write case of the corpus, run (not only analyzed) by the Python driver with the JVM listener
+    added: the two captures see the same events, and their documents are equal write for write. (The
+    py4j capture also unregisters cleanly beside another QueryExecutionListener, or a capture warns.)"""
+    from tests.integration.jvm_corpus import SAME
+
+    checked = {name: v for name, v in jvm_corpus.items() if v != "no write"}
+    assert sum(v == SAME for v in checked.values()) >= 40
+    assert {name: v for name, v in checked.items() if v != SAME and not v.startswith("not run: ")} == {}
+    refused = {v for v in checked.values() if v.startswith("not run: ")}
+    assert refused <= {"not run: [UNSUPPORTED_FEATURE.TABLE_OPERATION]",
+                       "not run: [CREATE_PERMANENT_VIEW_WITHOUT_ALIAS]"}
+
+
+def test_a_streaming_query_is_captured_as_the_python_driver_captures_it(tmp_path):
+    """A Structured Streaming application's sink, through the listener's streaming half (no query
+    execution event reports a stream), beside the Python driver's own capture of the same run."""
+    source = tmp_path / "in"
+    source.mkdir()
+    (source / "e1.json").write_text('{"id":1,"name":"a","amount":1.5,"ts":"2026-11-26T10:00:00"}\n'
+                                    '{"id":2,"name":"b","amount":2.5,"ts":"2026-11-26T10:20:00"}\n')
+    conf = {**listener_conf(str(tmp_path / "jvm")), "spark.jars": LISTENER_JAR}
+    cmd = [venv_bin("airflow-lineage"), "extract", "--app", str(DATA / "apps" / "stream_events.py"), "--format", "json"]
+    for key, value in conf.items():
+        cmd += ["--conf", f"{key}={value}"]
+    proc = subprocess.run([*cmd, "--", str(source), str(tmp_path / "out"), str(tmp_path / "ck")],
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "AIRFLOW_LINEAGE_LOCAL_DIR": str(tmp_path / "state")})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    python = json.loads(proc.stdout)["statements"]
+    dump = read_dump(str(tmp_path / "jvm"))
+    jvm = from_records(dump.records, dump.warnings).to_dict()["statements"]
+    assert [s["target"] for s in jvm] == [s["target"] for s in python] == [
+        {"table": None, "namespace": "file", "name": str(tmp_path / "out"), "mode": "append"}]
+    assert jvm[0]["columns"] == python[0]["columns"] and jvm[0].get("indirect") == python[0].get("indirect")
+    assert set(jvm[0]["columns"]) == {"window_start", "name_uc", "total", "last_id"}
