@@ -1,0 +1,192 @@
+package airflow_lineage.listener;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerApplicationEnd;
+
+/**
+ * One application's capture into one dump: every session's listener of this JVM that names the same
+ * dump shares it (Spark makes a listener per session).
+ *
+ * <p>The listener only keeps the event and its analyzed plan; describing a plan ({@code toJSON}, the
+ * catalog's locations: tens of milliseconds) happens on one background thread, in the order Spark
+ * reported the events, which the reader's reduction relies on ({@code lineage/plan/events.py}). It
+ * writes every write event: which of a write's several events stands for it is the reader's to decide.
+ * When the application ends, the thread is given time to finish and {@code result.json} is written.
+ */
+final class Capture {
+    /** How long the end of the application waits for plans still being described. */
+    private static final long DRAIN_SECONDS = 120;
+    private static final Map<String, Capture> BY_DUMP = new ConcurrentHashMap<>();
+
+    private final String dump;
+    private final String application;
+    private final String failForTest;
+    private final Known known;
+    private final ObjectMapper mapper = new ObjectMapper();
+    private final ExecutorService worker = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "airflow-lineage-capture");
+        t.setDaemon(true);  // never keeps a JVM alive
+        return t;
+    });
+    private final List<String> warnings = Collections.synchronizedList(new ArrayList<>());
+    private volatile DumpFiles files;
+    private volatile boolean finished;
+    private volatile Object sparkContext;
+    private int written;
+
+    private Capture(String dump, String application, String failForTest, Known known) {
+        this.dump = dump;
+        this.application = application;
+        this.failForTest = failForTest;
+        this.known = known;
+    }
+
+    /** The capture of the dump {@code dump} in this JVM, made on first use. */
+    static Capture of(String dump, String application, String failForTest, Known known) {
+        return BY_DUMP.computeIfAbsent(dump, d -> new Capture(d, application, failForTest, known));
+    }
+
+    // -- on Spark's listener thread: keep the event, nothing more ----------------------------------
+
+    void onSuccess(String func, Object qe) {
+        if (finished) {
+            return;
+        }
+        Object plan = Scala.call(qe, "analyzed");
+        Object command = Describe.unwrap(plan);
+        String name = Scala.simpleName(command);
+        if (!known.isWrite(name, command)) {
+            return;
+        }
+        Object session = Scala.call(qe, "sparkSession");
+        watchApplicationEnd(Scala.call(session, "sparkContext"));
+        ObjectNode head = mapper.createObjectNode();
+        head.put("format", Describe.RAW);
+        head.put("execution_id", ((Number) Scala.call(qe, "id")).longValue());
+        head.put("func", func);
+        head.put("command", name);
+        String sql = sqlText(plan);
+        worker.execute(() -> describe(session, plan, head, sql));
+    }
+
+    /** The text of the {@code spark.sql} call that made the plan; "" for a DataFrame write. */
+    private static String sqlText(Object plan) {
+        try {
+            Object text = Scala.option(Scala.call(Scala.call(plan, "origin"), "sqlText"));
+            return text == null ? "" : String.valueOf(text);
+        } catch (RuntimeException e) {  // no origin: a DataFrame write
+            return "";
+        }
+    }
+
+    // -- on the capture's own thread -----------------------------------------------------------------
+
+    private void describe(Object session, Object plan, ObjectNode head, String sql) {
+        try {
+            if ("describe".equals(failForTest)) {
+                throw new IllegalStateException("forced by spark.airflow.lineage.failForTest");
+            }
+            List<String> found = new ArrayList<>();
+            ObjectNode record = new Describe(mapper, session, known).record(plan, head, found);
+            warnings.addAll(found);
+            synchronized (this) {
+                record.put("index", written);
+                record.put("sql", sql);
+                record.putNull("line");
+                files().record(mapper.writeValueAsString(record));
+                written++;
+            }
+        } catch (Throwable e) {  // lineage never breaks the job: the write is a warning
+            warn("a write's plan was not captured (" + head.path("command").asText() + "): " + e);
+        }
+    }
+
+    private DumpFiles files() throws java.io.IOException {
+        if (files == null) {
+            Object hadoopConf = sparkContext == null ? null : Scala.call(sparkContext, "hadoopConfiguration");
+            files = DumpFiles.open(dump, known.isUri(dump), hadoopConf);
+        }
+        return files;
+    }
+
+    // -- the end of the application -----------------------------------------------------------------
+
+    void watchApplicationEnd(Object context) {
+        if (sparkContext != null || context == null) {
+            return;
+        }
+        synchronized (this) {
+            if (sparkContext != null) {
+                return;
+            }
+            sparkContext = context;
+        }
+        Scala.call(context, "addSparkListener", new SparkListener() {
+            @Override
+            public void onApplicationEnd(SparkListenerApplicationEnd end) {
+                finish();
+            }
+        });
+        System.err.println("[airflow-lineage] the JVM listener captures this application's writes into " + dump);
+    }
+
+    void finish() {
+        if (finished) {
+            return;
+        }
+        finished = true;
+        worker.shutdown();
+        try {
+            if (!worker.awaitTermination(DRAIN_SECONDS, TimeUnit.SECONDS)) {
+                warn("the application ended before every write's plan was described (waited "
+                        + DRAIN_SECONDS + " s): later writes are missing");
+                worker.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        try {
+            ObjectNode result = mapper.createObjectNode();
+            result.putArray("statements");
+            result.putNull("error");
+            result.put("spark_version", sparkVersion());
+            result.put("application", application);
+            synchronized (this) {
+                result.put("writes", written);
+            }
+            ArrayNode list = result.putArray("warnings");
+            synchronized (warnings) {
+                warnings.forEach(list::add);
+            }
+            files().finish(mapper.writeValueAsString(result));
+        } catch (Throwable e) {  // an unwritable dump: the worker says "no result file", the job goes on
+            System.err.println("[airflow-lineage] warning: the plan dump " + dump + " could not be written: " + e);
+        } finally {
+            BY_DUMP.remove(dump, this);
+        }
+    }
+
+    private String sparkVersion() {
+        try {
+            return String.valueOf(Scala.call(sparkContext, "version"));
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    void warn(String message) {
+        warnings.add(message);
+        System.err.println("[airflow-lineage] warning: " + message);
+    }
+}

@@ -1,0 +1,491 @@
+package airflow_lineage.listener;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * One analyzed plan as a raw record ({@code lineage/plan/record.py}, {@code raw/1}): Spark's plan JSON,
+ * and what that JSON loses, read from the plan's objects.
+ *
+ * <p>It reads what the Python capture's {@code job/jvm.py} reads, by the same names, so both producers
+ * write one record for one write; {@code tests/integration/test_jvm_listener.py} holds their documents
+ * equal. Which commands write, and how a save mode is named, come from {@code lineage/plan/writes.py}
+ * through the jar's {@code lineage.properties} ({@code Known}).
+ */
+final class Describe {
+    static final String RAW = "raw/1";
+    private static final String[] CATALOG_FIELDS = {"catalogTable", "tableMeta", "table", "tableDesc"};
+    private static final Set<String> SOURCE_LEAVES = Set.of("LogicalRelation", "DataSourceV2Relation",
+            "StreamingExecutionRelation", "StreamingDataSourceV2Relation", "StreamingDataSourceV2ScanRelation");
+    // A JDBC URL's credentials never reach the dump: user info, and parameters that name a secret.
+    // (The reader strips them again, by the project's full rules, before naming the dataset.)
+    private static final Pattern USER_INFO = Pattern.compile("(?<=//)[^/?#@]*@");
+    private static final Pattern SECRET_PARAM = Pattern.compile(
+            "(?i)([?&;])(password|passwd|pwd|user|username|secret|token|accesskey|secretkey|access_key|secret_key"
+            + "|apikey|api_key|credentials?|sessiontoken|session_token)=[^&;#]*");
+
+    private final ObjectMapper mapper;
+    private final Object session;
+    private final Known known;
+    private final Map<String, String> locations = new HashMap<>();
+
+    Describe(ObjectMapper mapper, Object session, Known known) {
+        this.mapper = mapper;
+        this.session = session;
+        this.known = known;
+    }
+
+    /** The command a {@code CommandResult} holds (EXECUTE IMMEDIATE ran it while analyzing). */
+    static Object unwrap(Object plan) {
+        return "CommandResult".equals(Scala.simpleName(plan)) ? Scala.call(plan, "commandLogicalPlan") : plan;
+    }
+
+    /** The record of one write: the head the listener event gives, the plan and its extras. */
+    ObjectNode record(Object plan, ObjectNode head, List<String> warnings) {
+        plan = unwrap(plan);
+        ArrayNode parsed;
+        try {
+            parsed = (ArrayNode) mapper.readTree((String) Scala.call(plan, "toJSON"));
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("Spark's plan JSON could not be read: " + e.getMessage(), e);
+        }
+        ObjectNode extras = mapper.createObjectNode();
+        extras.putObject("tables");
+        extras.putObject("relations");
+        try {
+            addTableLocations(parsed, extras);
+            addPathRelations(plan, parsed, extras);
+            addExpandProjections(plan, parsed, extras);
+            addSourceRelations(plan, parsed, extras);
+            ObjectNode write = writeDetails(plan);
+            if (write != null) {
+                extras.set("write", write);
+            }
+        } catch (RuntimeException e) {  // a reader failing costs the extras, not the record
+            warnings.add("could not read locations from the JVM: " + e);
+        }
+        ObjectNode out = head.deepCopy();
+        out.put("kind", "write");
+        out.set("plan", parsed);
+        out.set("extras", extras);
+        return out;
+    }
+
+    // -- what a plan reads ------------------------------------------------------------------------
+
+    private void addTableLocations(ArrayNode flat, ObjectNode extras) {
+        ObjectNode tables = (ObjectNode) extras.get("tables");
+        for (JsonNode node : allNodes(flat)) {
+            for (String field : CATALOG_FIELDS) {
+                JsonNode ident = node.path(field).path("identifier");
+                if (!ident.isObject() || !ident.path("table").isTextual() || ident.path("table").asText().isEmpty()) {
+                    continue;
+                }
+                String catalog = text(ident, "catalog", "spark_catalog");
+                String database = text(ident, "database", "default");
+                String table = ident.path("table").asText();
+                String name = (catalog + "." + database + "." + table).toLowerCase(java.util.Locale.ROOT);
+                if (!tables.has(name)) {
+                    tables.put(name, location(database, table));
+                }
+            }
+        }
+    }
+
+    /** A catalog table's storage location, asked of the session's external catalog once each. */
+    String location(String database, String table) {
+        String key = (database + "." + table).toLowerCase(java.util.Locale.ROOT);
+        if (!locations.containsKey(key)) {
+            String found = null;
+            try {
+                Object state = Scala.call(session, "sessionState");
+                Object external = Scala.call(Scala.call(state, "catalog"), "externalCatalog");
+                found = String.valueOf(Scala.call(Scala.call(external, "getTable", database, table), "location"));
+            } catch (RuntimeException e) {  // no such table (yet): no location
+                found = null;
+            }
+            locations.put(key, found);
+        }
+        return locations.get(key);
+    }
+
+    private void addPathRelations(Object plan, ArrayNode flat, ObjectNode extras) {
+        boolean any = false;
+        for (JsonNode n : allNodes(flat)) {
+            String cls = cls(n);
+            if ((cls.equals("LogicalRelation") && absent(n.get("catalogTable"))) || cls.equals("StreamingRelation")) {
+                any = true;
+                break;
+            }
+        }
+        if (!any) {
+            return;
+        }
+        ObjectNode relations = (ObjectNode) extras.get("relations");
+        for (Object node : jvmNodes(plan)) {
+            String name = Scala.simpleName(node);
+            List<String> paths = new ArrayList<>();
+            String format;
+            if (name.equals("LogicalRelation") && Scala.option(Scala.call(node, "catalogTable")) == null) {
+                Object relation = Scala.call(node, "relation");
+                if (!Scala.simpleName(relation).equals("HadoopFsRelation")) {
+                    continue;
+                }
+                for (Object root : Scala.seq(Scala.call(Scala.call(relation, "location"), "rootPaths"))) {
+                    paths.add(String.valueOf(root));
+                }
+                format = String.valueOf(Scala.call(relation, "fileFormat"));
+            } else if (name.equals("StreamingRelation")) {
+                Object source = Scala.call(node, "dataSource");
+                for (Object p : Scala.seq(Scala.call(source, "paths"))) {
+                    paths.add(String.valueOf(p));
+                }
+                Object option = Scala.option(Scala.call(Scala.call(source, "options"), "get", "path"));
+                if (paths.isEmpty() && option != null) {
+                    paths.add(String.valueOf(option));
+                }
+                format = String.valueOf(Scala.call(source, "className"));
+            } else {
+                continue;
+            }
+            ObjectNode rel = relations.putObject(firstOutput(node));
+            ArrayNode list = rel.putArray("paths");
+            paths.forEach(list::add);
+            rel.put("format", format);
+        }
+    }
+
+    private void addExpandProjections(Object plan, ArrayNode flat, ObjectNode extras) {
+        boolean any = false;
+        for (JsonNode n : allNodes(flat)) {
+            JsonNode projections = n.get("projections");
+            if (cls(n).equals("Expand") && (projections == null || projections.isNull())) {
+                any = true;
+                break;
+            }
+        }
+        if (!any) {
+            return;
+        }
+        ObjectNode found = extras.putObject("expand");
+        for (Object node : jvmNodes(plan)) {
+            if (!Scala.simpleName(node).equals("Expand")) {
+                continue;
+            }
+            ArrayNode rows = found.putArray(firstOutput(node));
+            for (Object row : Scala.seq(Scala.call(node, "projections"))) {
+                ArrayNode out = rows.addArray();
+                for (Object expression : Scala.seq(row)) {
+                    try {
+                        out.add(mapper.readTree((String) Scala.call(expression, "toJSON")));
+                    } catch (java.io.IOException e) {
+                        throw new IllegalStateException(e);
+                    }
+                }
+            }
+        }
+    }
+
+    private void addSourceRelations(Object plan, ArrayNode flat, ObjectNode extras) {
+        boolean any = false;
+        for (JsonNode n : allNodes(flat)) {
+            String cls = cls(n);
+            if (cls.equals("DataSourceV2Relation") || cls.equals("StreamingExecutionRelation")
+                    || cls.equals("StreamingDataSourceV2Relation")
+                    || (cls.equals("LogicalRelation") && absent(n.get("relation")) && absent(n.get("catalogTable")))) {
+                any = true;
+                break;
+            }
+        }
+        if (!any) {
+            return;
+        }
+        ObjectNode relations = (ObjectNode) extras.get("relations");
+        for (Object node : jvmNodes(plan)) {
+            String name = Scala.simpleName(node);
+            if (!SOURCE_LEAVES.contains(name)) {
+                continue;
+            }
+            try {
+                ObjectNode info = describeSource(node);
+                if (info != null && Scala.seq(Scala.call(node, "output")).size() > 0) {
+                    String key = firstOutput(node);
+                    JsonNode before = relations.get(key);
+                    if (before instanceof ObjectNode) {
+                        ((ObjectNode) before).setAll(info);
+                    } else {
+                        relations.set(key, info);
+                    }
+                }
+            } catch (RuntimeException e) {  // a source we cannot read is named by what the JSON has
+                ArrayNode warnings = extras.has("source_warnings")
+                        ? (ArrayNode) extras.get("source_warnings") : extras.putArray("source_warnings");
+                warnings.add("could not read the source of " + name + ": " + e);
+            }
+        }
+    }
+
+    private ObjectNode describeSource(Object node) {
+        String name = Scala.simpleName(node);
+        if (name.equals("LogicalRelation")) {
+            Object relation = Scala.call(node, "relation");
+            if (relation.getClass().getName().contains("JDBCRelation")) {
+                ObjectNode out = mapper.createObjectNode();
+                out.set("jdbc", jdbcOptions(Scala.call(relation, "jdbcOptions")));
+                return out;
+            }
+            return null;
+        }
+        if (name.equals("DataSourceV2Relation") || name.startsWith("StreamingDataSourceV2")) {
+            return describeV2Table(Scala.call(node, "table"), Scala.call(node, "catalog"), Scala.call(node, "identifier"));
+        }
+        if (name.equals("StreamingExecutionRelation")) {
+            String text = String.valueOf(Scala.call(node, "source"));
+            ObjectNode out = mapper.createObjectNode();
+            if (text.startsWith("FileStreamSource[") && text.endsWith("]")) {
+                out.putArray("paths").add(text.substring("FileStreamSource[".length(), text.length() - 1));
+                out.put("format", "stream");
+            } else {
+                out.put("table", text);
+            }
+            return out;
+        }
+        return null;
+    }
+
+    private ObjectNode describeV2Table(Object table, Object catalog, Object identifier) {
+        String label = null;
+        Object cat = catalog == null ? null : Scala.option(catalog);
+        Object ident = identifier == null ? null : Scala.option(identifier);
+        if (cat != null && ident != null) {
+            label = (Scala.call(cat, "name") + "." + ident).toLowerCase(java.util.Locale.ROOT);
+        }
+        ObjectNode out = mapper.createObjectNode();
+        out.put("table", label != null ? label : String.valueOf(Scala.call(table, "name")).toLowerCase(java.util.Locale.ROOT));
+        if (table.getClass().getName().contains("JDBCTable")) {
+            ObjectNode jdbc = jdbcOptions(Scala.call(table, "jdbcOptions"));
+            jdbc.put("table", String.valueOf(Scala.call(table, "name")));
+            out.set("jdbc", jdbc);
+        } else {
+            Object properties = Scala.call(table, "properties");
+            Object location = properties instanceof Map ? ((Map<?, ?>) properties).get("location") : null;
+            if (location != null && !String.valueOf(location).isEmpty()) {
+                out.putArray("paths").add(String.valueOf(location));
+            }
+        }
+        return out;
+    }
+
+    private ObjectNode jdbcOptions(Object options) {
+        String table = String.valueOf(Scala.call(options, "tableOrQuery"));
+        int cut = table.lastIndexOf(") SPARK_GEN_SUBQ_");
+        if (table.startsWith("(") && cut > 0) {  // the query option
+            table = table.substring(1, cut);
+        }
+        ObjectNode out = mapper.createObjectNode();
+        out.put("url", stripCredentials(String.valueOf(Scala.call(options, "url"))));
+        out.put("table", table);
+        return out;
+    }
+
+    static String stripCredentials(String url) {
+        return SECRET_PARAM.matcher(USER_INFO.matcher(url).replaceAll("")).replaceAll("$1")
+                .replaceAll("[?&;]+$", "").replace("?&", "?").replace("&&", "&");
+    }
+
+    // -- what a write command writes --------------------------------------------------------------
+
+    /** The record's {@code write}: where the command writes and how; null when its JSON tells all. */
+    ObjectNode writeDetails(Object plan) {
+        String name = Scala.simpleName(plan);
+        ObjectNode out = mapper.createObjectNode();
+        switch (name) {
+            case "InsertIntoHadoopFsRelationCommand":
+                out.put("path", String.valueOf(Scala.call(plan, "outputPath")));
+                out.put("mode", lower(Scala.call(plan, "mode")));
+                putMap(out, "static_partitions", Scala.call(plan, "staticPartitions"));
+                return out;
+            case "CreateDataSourceTableAsSelectCommand": {
+                Object ident = Scala.call(Scala.call(plan, "table"), "identifier");
+                out.put("location", location(database(ident), String.valueOf(Scala.call(ident, "table"))));
+                out.put("mode", known.saveMode(String.valueOf(Scala.call(plan, "mode"))));
+                return out;
+            }
+            case "InsertIntoHiveTable": {
+                Object ident = Scala.call(Scala.call(plan, "table"), "identifier");
+                out.put("location", location(database(ident), String.valueOf(Scala.call(ident, "table"))));
+                out.put("mode", (Boolean) Scala.call(plan, "overwrite") ? "overwrite" : "append");
+                putMap(out, "static_partitions", Scala.call(plan, "partition"));
+                return out;
+            }
+            case "InsertIntoDataSourceDirCommand": {
+                Object uri = Scala.option(Scala.call(Scala.call(plan, "storage"), "locationUri"));
+                out.put("path", uri == null ? null : String.valueOf(uri));
+                out.put("mode", "overwrite");
+                return out;
+            }
+            case "SaveIntoDataSourceCommand": {
+                Map<String, String> options = Scala.map(Scala.call(plan, "options"));
+                String source = Scala.call(plan, "dataSource").getClass().getName();
+                if (source.toLowerCase(java.util.Locale.ROOT).contains("jdbc") || options.containsKey("url")) {
+                    ObjectNode jdbc = out.putObject("jdbc");
+                    jdbc.put("url", stripCredentials(options.getOrDefault("url", "")));
+                    jdbc.put("table", options.containsKey("dbtable") ? options.get("dbtable") : options.get("query"));
+                    out.put("mode", lower(Scala.call(plan, "mode")));
+                    return out;
+                }
+                out.put("path", options.get("path"));
+                out.put("mode", lower(Scala.call(plan, "mode")));
+                out.put("format", source);
+                return out;
+            }
+            case "CreateViewCommand": {
+                List<Object> given = Scala.seq(Scala.call(plan, "userSpecifiedColumns"));
+                if (!given.isEmpty()) {
+                    ArrayNode columns = out.putArray("columns");
+                    for (Object pair : given) {
+                        columns.add(String.valueOf(Scala.call(pair, "_1")));
+                    }
+                }
+                return out;
+            }
+            case "AppendData":
+            case "OverwriteByExpression":
+            case "OverwritePartitionsDynamic":
+                out.setAll(v2Target(plan));
+                out.put("mode", name.equals("AppendData") ? "append" : "overwrite");
+                out.put("location", firstPath(out));
+                return out;
+            case "ReplaceData":
+            case "WriteDelta":
+            case "InsertOnlyMerge":
+                out.setAll(v2Target(plan));
+                out.put("location", firstPath(out));
+                return out;
+            case "CreateTableAsSelect":
+            case "ReplaceTableAsSelect": {
+                Object resolved = Scala.call(plan, "name");
+                Object catalog = Scala.call(resolved, "catalog");
+                Object ident = Scala.call(resolved, "identifier");
+                out.put("table", (Scala.call(catalog, "name") + "." + ident).toLowerCase(java.util.Locale.ROOT));
+                out.put("mode", name.startsWith("Create") ? "create" : "overwrite");
+                try {
+                    ObjectNode loaded = describeV2Table(Scala.call(catalog, "loadTable", ident), null, null);
+                    loaded.remove("table");
+                    out.setAll(loaded);
+                } catch (RuntimeException e) {  // the table may not exist yet
+                    // nothing more to read
+                }
+                return out;
+            }
+            default:
+                return null;  // the command's JSON tells all (job/jvm.py NO_READER says why, per command)
+        }
+    }
+
+    private ObjectNode v2Target(Object plan) {
+        Object target = Scala.call(plan, "table");
+        if (!Scala.simpleName(target).equals("DataSourceV2Relation")) {
+            return mapper.createObjectNode();
+        }
+        return describeV2Table(Scala.call(target, "table"), Scala.call(target, "catalog"), Scala.call(target, "identifier"));
+    }
+
+    private static String firstPath(ObjectNode out) {
+        JsonNode paths = out.get("paths");
+        return paths != null && paths.size() > 0 ? paths.get(0).asText() : null;
+    }
+
+    private static String database(Object ident) {
+        Object db = Scala.option(Scala.call(ident, "database"));
+        return db == null ? "default" : String.valueOf(db);
+    }
+
+    private static String lower(Object value) {
+        return String.valueOf(value).toLowerCase(java.util.Locale.ROOT);
+    }
+
+    private static void putMap(ObjectNode out, String key, Object scalaMap) {
+        ObjectNode node = out.putObject(key);
+        try {
+            Scala.map(scalaMap).forEach(node::put);
+        } catch (RuntimeException e) {  // a map that cannot be walked is an empty one
+            node.removeAll();
+        }
+    }
+
+    // -- walking plans --------------------------------------------------------------------------------
+
+    /** Every JSON object of a plan's JSON that is a tree node, nested plans and expressions included. */
+    static List<JsonNode> allNodes(JsonNode flat) {
+        List<JsonNode> out = new ArrayList<>();
+        Deque<JsonNode> stack = new ArrayDeque<>();
+        stack.push(flat);
+        while (!stack.isEmpty()) {
+            JsonNode item = stack.pop();
+            if (item.isObject() && item.has("class")) {
+                out.add(item);
+            }
+            if (item.isContainerNode()) {
+                Iterator<JsonNode> it = item.elements();
+                while (it.hasNext()) {
+                    JsonNode child = it.next();
+                    if (child.isContainerNode()) {
+                        stack.push(child);
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Pre-order walk of a plan: children, and plans held as inner children. */
+    static List<Object> jvmNodes(Object plan) {
+        List<Object> out = new ArrayList<>();
+        Deque<Object> stack = new ArrayDeque<>();
+        stack.push(plan);
+        while (!stack.isEmpty()) {
+            Object node = stack.pop();
+            out.add(node);
+            for (String field : new String[] {"children", "innerChildren"}) {
+                for (Object child : Scala.seq(Scala.call(node, field))) {
+                    if (child != null && Scala.has(child, "children", 0)) {
+                        stack.push(child);
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    private static String firstOutput(Object node) {
+        Object first = Scala.call(Scala.call(node, "output"), "apply", 0);
+        return String.valueOf(Scala.call(Scala.call(first, "exprId"), "id"));
+    }
+
+    private static String cls(JsonNode node) {
+        return Scala.shortClass(node.path("class").asText());
+    }
+
+    private static boolean absent(JsonNode value) {
+        // Python's falsy: missing, null, "", an empty object or list
+        return value == null || value.isNull() || (value.isTextual() && value.asText().isEmpty())
+                || (value.isContainerNode() && value.size() == 0);
+    }
+
+    private static String text(JsonNode node, String field, String fallback) {
+        JsonNode value = node.get(field);
+        return value == null || value.isNull() || value.asText().isEmpty() ? fallback : value.asText();
+    }
+}

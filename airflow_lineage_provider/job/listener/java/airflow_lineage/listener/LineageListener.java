@@ -1,0 +1,84 @@
+package airflow_lineage.listener;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.sql.execution.QueryExecution;
+import org.apache.spark.sql.util.QueryExecutionListener;
+
+/**
+ * Captures every write's analyzed plan inside the Spark driver's JVM, for applications with no Python
+ * driver of ours: a Scala or Java jar, a Spark Connect server.
+ *
+ * <p>Added by the hook with {@code --conf spark.sql.queryExecutionListeners=airflow_lineage.listener.LineageListener}
+ * and {@code --conf spark.airflow.lineage.dump=DIR} (a local directory or a Hadoop URI). It writes the
+ * dump the Python driver writes ({@code job/dump.py}): one raw record a write event
+ * ({@code lineage/plan/record.py}) and, when the application ends, {@code result.json}.
+ *
+ * <p>Spark creates it when a session is made, and a listener that throws there fails the session: so
+ * nothing here throws, ever. Without a dump location it does nothing.
+ */
+public final class LineageListener implements QueryExecutionListener {
+    /** Where the dump goes: a local directory or a Hadoop URI. */
+    public static final String DUMP_CONF = "spark.airflow.lineage.dump";
+    /** The application's name in {@code result.json} (default: {@code spark.app.name}). */
+    public static final String APPLICATION_CONF = "spark.airflow.lineage.application";
+    /** Tests only: {@code describe} makes describing every plan throw (the fault tests). */
+    public static final String FAIL_FOR_TEST_CONF = "spark.airflow.lineage.failForTest";
+
+    private final Capture capture;
+
+    public LineageListener(SparkConf conf) {
+        this.capture = start(conf);
+    }
+
+    /** Spark's fallback when no {@code SparkConf} constructor is taken: reads the active context's. */
+    public LineageListener() {
+        SparkConf conf = null;
+        try {
+            Object context = Scala.option(Scala.call(Scala.module("org.apache.spark.SparkContext"), "getActive"));
+            conf = context == null ? null : (SparkConf) Scala.call(context, "getConf");
+        } catch (Throwable e) {
+            System.err.println("[airflow-lineage] warning: the JVM listener found no Spark conf: " + e);
+        }
+        this.capture = start(conf);
+    }
+
+    private static Capture start(SparkConf conf) {
+        try {
+            String dump = conf == null ? null : conf.get(DUMP_CONF, null);
+            if (dump == null || dump.isEmpty()) {
+                System.err.println("[airflow-lineage] warning: the JVM listener is installed without " + DUMP_CONF
+                        + ": no plan is captured");
+                return null;
+            }
+            String application = conf.get(APPLICATION_CONF, conf.get("spark.app.name", ""));
+            Capture capture = Capture.of(dump, application, conf.get(FAIL_FOR_TEST_CONF, ""), Known.load());
+            try {
+                capture.watchApplicationEnd(Scala.option(Scala.call(Scala.module("org.apache.spark.SparkContext"),
+                        "getActive")));
+            } catch (Throwable e) {  // the first write registers it instead
+                // nothing to do
+            }
+            return capture;
+        } catch (Throwable e) {  // never fail the session for lineage
+            System.err.println("[airflow-lineage] warning: the JVM listener could not start, no plan is captured: " + e);
+            return null;
+        }
+    }
+
+    @Override
+    public void onSuccess(String funcName, QueryExecution qe, long durationNs) {
+        if (capture == null) {
+            return;
+        }
+        try {
+            capture.onSuccess(funcName, qe);
+        } catch (Throwable e) {  // lineage never breaks the job
+            capture.warn("a write was not captured: " + e);
+        }
+    }
+
+    @Override
+    public void onFailure(String funcName, QueryExecution qe, Exception exception) {
+        // A failed command wrote nothing that lineage reports.
+    }
+}
