@@ -316,11 +316,12 @@ class SparkLineageHook(SubmitHookAdapter):
             return JobResult(warnings=[str(e)])
         if launch.listener and not finished and not failed:
             # The application ended well, so the listener never wrote its result: it could not write the
-            # dump, or Spark did not run it. read_dump's "killed or crashed" would send the reader astray.
+            # dump, or Spark did not run it. read_dump's warnings (no result file: "killed or crashed", no
+            # plans file) would send the reader astray, so this one line replaces them.
             line = (f"the JVM listener left no result in {dump} (it could not write there, or did not run: its "
                     "warning is in the Spark driver's log)")
             self.log.warning("No plan column lineage: %s", line)
-            result.warnings.append(f"no plan lineage: {line}")
+            return JobResult(records=result.records, warnings=[f"no plan lineage: {line}"])
         return result
 
     def _local_dump_instead(self, dump: str, prepare: Callable[[str], Launch], error: BaseException

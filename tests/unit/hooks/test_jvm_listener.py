@@ -22,6 +22,7 @@ from airflow_lineage_provider.hooks.jvm_listener import (
     parse_properties,
     spark_defaults,
 )
+from tests.helpers import damage_crc
 
 OURS = LISTENER_CLASS
 
@@ -86,15 +87,7 @@ def test_a_file_that_is_no_zip_is_not_added(shipped):
 
 def test_an_entry_that_fails_its_crc_is_found(shipped):
     jar, staging = shipped
-    with zipfile.ZipFile(jar) as archive:
-        entries = {name: archive.read(name) for name in archive.namelist()}
-    # Stored uncompressed, then one byte of the class flipped: the archive still opens, the entry's CRC fails.
-    with zipfile.ZipFile(jar, "w", zipfile.ZIP_STORED) as archive:
-        for name, data in entries.items():
-            archive.writestr(name, data)
-    data = bytearray(jar.read_bytes())
-    data[bytes(data).index(entries[CLASS_ENTRY]) + len(entries[CLASS_ENTRY]) // 2] ^= 0xFF
-    jar.write_bytes(bytes(data))
+    damage_crc(jar, CLASS_ENTRY)
     assert checked_copy(str(staging)) == (None, f"the listener jar {jar} is damaged (its entry {CLASS_ENTRY} fails "
                                                 "its CRC check)")
     assert list(staging.iterdir()) == []
