@@ -142,8 +142,8 @@ class SparkLineageHook(SubmitHookAdapter):
         if cmd and cmd[0] == local_spark.spark_submit():
             # pyspark's own spark-submit needs SPARK_HOME and a local bind address.
             self.submit_env = {**local_spark.local_env(), **self.submit_env}
-        elif not self.cluster_mode and not os.environ.get("PYSPARK_DRIVER_PYTHON"):
-            # Client mode: the driver runs here and imports this package: use this interpreter.
+        elif not self.cluster_mode and local_spark.DRIVER in cmd and not os.environ.get("PYSPARK_DRIVER_PYTHON"):
+            # Client mode: our driver runs here and imports this package: use this interpreter (a jar needs none).
             self.submit_env = {"PYSPARK_DRIVER_PYTHON": sys.executable, **self.submit_env}
         return cmd
 

@@ -293,3 +293,14 @@ def test_in_cluster_mode_an_unwritable_dump_uri_leaves_a_jar_running_without_the
     assert result.warnings == ["no plan lineage: dump_uri file:///proc/forbidden cannot be written (No such file or "
                                "directory): the application runs without the listener; give a dump_uri this worker "
                                "can write and the driver can read"]
+
+
+def test_only_our_python_driver_is_given_this_interpreter_in_client_mode(monkeypatch, tmp_path):
+    monkeypatch.delenv("PYSPARK_DRIVER_PYTHON", raising=False)
+    script = tmp_path / "app.py"
+    script.write_text("print(1)\n")
+    for application, expected in (("/jobs/etl.jar", False), (str(script), True)):
+        hook = _hook(monkeypatch, {"host": "local[*]"}, java_class="com.example.Etl")
+        _submitted(monkeypatch, hook)
+        hook.run_application(application)
+        assert ("PYSPARK_DRIVER_PYTHON" in (hook._env or {})) is expected, application
