@@ -1,7 +1,8 @@
 """What plan capture costs a real job: the same multi-statement Spark SQL job with and without it.
 
-Runs the job with spark-submit on local Spark, alternating capture on and off,
-each run in a fresh warehouse, and prints the wall-time ratio (whole spark-submit,
+Runs the job with spark-submit on local Spark three ways, in turns: no capture, the Python driver's
+py4j capture, and the JVM listener (``job/listener``, the driver's own capture off), each run in a
+fresh warehouse, and prints each capture's wall-time ratio against no capture (whole spark-submit,
 and the driver's own statement time, which leaves out the equal JVM start).
 
     python bench/capture_overhead.py [--rounds 3] [--rows 20000000]
@@ -44,23 +45,33 @@ SELECT count(*) FROM top
 """
 
 
-def run(rows: int, capture: bool) -> tuple[float, float]:
-    """(wall seconds of spark-submit, driver's statement seconds)."""
+MODES = ("off", "py4j", "jvm")
+LISTENER_JAR = os.path.join(os.path.dirname(local_spark.DRIVER), "listener", "airflow-lineage-listener.jar")
+
+
+def run(rows: int, mode: str) -> tuple[float, float]:
+    """(wall seconds of spark-submit, driver's statement seconds) with capture ``mode``."""
     dump = tempfile.mkdtemp(prefix="bench-capture-")
     state = tempfile.mkdtemp(prefix="bench-state-")
+    jvm_dump = os.path.join(dump, "jvm")
     try:
         with open(os.path.join(dump, "script.sql"), "w") as f:
             f.write(JOB.format(rows=rows))
-        args = command.arguments(dump, no_capture=not capture)
-        cmd = local_spark.submit_command("local[2]", local_spark.local_conf(state), local_spark.DRIVER, args)
+        args = command.arguments(dump, no_capture=mode != "py4j")
+        conf = local_spark.local_conf(state)
+        if mode == "jvm":
+            conf.update({"spark.jars": LISTENER_JAR,
+                         "spark.sql.queryExecutionListeners": "airflow_lineage.listener.LineageListener",
+                         "spark.airflow.lineage.dump": jvm_dump})
+        cmd = local_spark.submit_command("local[2]", conf, local_spark.DRIVER, args)
         start = time.perf_counter()
         subprocess.run(cmd, env={**os.environ, **local_spark.local_env()}, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wall = time.perf_counter() - start
         with open(os.path.join(dump, "result.json")) as f:
             result = json.load(f)
-        if capture:
-            with open(os.path.join(dump, "plans.jsonl")) as f:
+        if mode != "off":
+            with open(os.path.join(jvm_dump if mode == "jvm" else dump, "plans.jsonl")) as f:
                 assert sum(1 for _ in f) >= 7, "every write captured"
         return wall, float(result["elapsed_s"])
     finally:
@@ -73,20 +84,20 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--rows", type=int, default=5_000_000)
     args = ap.parse_args()
-    on: list[tuple[float, float]] = []
-    off: list[tuple[float, float]] = []
+    times: dict[str, list[tuple[float, float]]] = {mode: [] for mode in MODES}
     for i in range(args.rounds):
-        for capture in ((True, False) if i % 2 == 0 else (False, True)):
-            wall, stmts = run(args.rows, capture)
-            (on if capture else off).append((wall, stmts))
-            print(f"round {i + 1} capture={'on ' if capture else 'off'} wall {wall:6.1f} s  statements {stmts:6.1f} s",
-                  flush=True)
-    wall_on, wall_off = (statistics.median(w for w, _ in xs) for xs in (on, off))
-    st_on, st_off = (statistics.median(s for _, s in xs) for xs in (on, off))
-    print(f"\nmedian wall: capture on {wall_on:.1f} s, off {wall_off:.1f} s, ratio {wall_on / wall_off:.3f} "
-          f"({(wall_on / wall_off - 1) * 100:+.1f}%)")
-    print(f"median statement time: on {st_on:.1f} s, off {st_off:.1f} s, ratio {st_on / st_off:.3f} "
-          f"({(st_on / st_off - 1) * 100:+.1f}%)")
+        order = MODES[i % len(MODES):] + MODES[:i % len(MODES)]  # each mode goes first in turn
+        for mode in order:
+            wall, stmts = run(args.rows, mode)
+            times[mode].append((wall, stmts))
+            print(f"round {i + 1} capture={mode:4} wall {wall:6.1f} s  statements {stmts:6.1f} s", flush=True)
+    wall = {m: statistics.median(w for w, _ in xs) for m, xs in times.items()}
+    stmts = {m: statistics.median(s for _, s in xs) for m, xs in times.items()}
+    print(f"\nmedian wall: off {wall['off']:.1f} s, py4j {wall['py4j']:.1f} s, jvm {wall['jvm']:.1f} s")
+    for mode in ("py4j", "jvm"):
+        ratio = wall[mode] / wall["off"]
+        print(f"  {mode:4} capture: wall ratio {ratio:.3f} ({(ratio - 1) * 100:+.1f}%), "
+              f"statement-time ratio {stmts[mode] / stmts['off']:.3f} ({(stmts[mode] / stmts['off'] - 1) * 100:+.1f}%)")
 
 
 if __name__ == "__main__":

@@ -104,7 +104,10 @@ class PlanCapture:
         if self._listener is not None:
             self._listener.closed = True
             if self._java_listener is not None:
-                self.spark._jsparkSession.listenerManager().unregister(self._java_listener)
+                try:
+                    self.spark._jsparkSession.listenerManager().unregister(self._java_listener)
+                except Exception as e:  # noqa: BLE001 - lineage never breaks the job: it stays registered, closed
+                    self.warnings.append(f"the plan capture could not be unregistered: {type(e).__name__}")
             self._listener = self._java_listener = None
 
     def on_success(self, func_name: str, qe: Any) -> None:
@@ -195,6 +198,17 @@ class _Listener:
 
     def onFailure(self, funcName: str, qe: Any, exception: Any) -> None:  # noqa: N802, N803
         return None
+
+    # Spark compares listeners with equals() to unregister one; with another QueryExecutionListener
+    # registered (the JVM listener, a user's own), Java calls these on the py4j proxy.
+    def equals(self, other: Any) -> bool:
+        return other is self
+
+    def hashCode(self) -> int:  # noqa: N802
+        return id(self) & 0x7FFFFFFF
+
+    def toString(self) -> str:  # noqa: N802
+        return "airflow-lineage py4j capture"
 
     class Java:
         implements = ["org.apache.spark.sql.util.QueryExecutionListener"]

@@ -48,3 +48,23 @@ def corpus(spark):
         if stmt.strip():
             spark.sql(stmt)
     return spark
+
+
+@pytest.fixture(scope="module")
+def pg():
+    """A real PostgreSQL on 127.0.0.1 (``tests/integration/postgres.py``), or the test skips saying why."""
+    from tests.integration import postgres
+
+    why = postgres.ensure_installed()
+    if why:
+        pytest.skip(why)
+    with postgres.shop_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def jvm_corpus():
+    """Each corpus case's verdict through the JVM listener beside the py4j capture (``jvm_corpus.py``)."""
+    from tests.integration import jvm_corpus
+
+    return jvm_corpus.run()

@@ -6,17 +6,22 @@ missing and we run as root with apt-get, they are installed quietly; otherwise t
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
 import subprocess
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from tests.integration.spark_cluster import free_port
 
 JAR = "/usr/share/java/postgresql.jar"
+# The JDBC tests' login: never to be seen in a document, an event or a log.
+USER, PASSWORD = "etl_robot", "pg_Secr3t_pw"
 
 
 def _bin_dir() -> str | None:
@@ -74,3 +79,22 @@ class Postgres:
     def stop(self) -> None:
         self._as_postgres(os.path.join(_bin_dir(), "pg_ctl"), "-D", str(self.directory / "data"), "-m", "fast",
                           "-w", "stop", check=False)
+
+
+@contextlib.contextmanager
+def shop_server() -> Iterator[Postgres]:
+    """A running server with database ``shop`` owned by ``USER``, holding ``customers`` and ``orders``."""
+    # Not under pytest's temporary directory: PostgreSQL runs as the postgres user, who cannot enter it.
+    directory = Path(tempfile.mkdtemp(prefix="airflow-lineage-pg-"))
+    server = Postgres.start(directory)
+    try:
+        server.psql(f"CREATE USER {USER} PASSWORD '{PASSWORD}'")
+        server.psql(f"CREATE DATABASE shop OWNER {USER}")
+        server.psql("CREATE TABLE customers (id INT, name TEXT, city TEXT);"
+                    "INSERT INTO customers VALUES (1, 'Ann', 'Oslo'), (2, 'Bob', 'Rome');"
+                    "CREATE TABLE orders (order_id INT, customer_id INT, amount NUMERIC(10, 2));"
+                    "INSERT INTO orders VALUES (1, 1, 5.00), (2, 1, 7.50), (3, 2, 1.25);", user=USER, database="shop")
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(directory, ignore_errors=True)

@@ -5,40 +5,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import tempfile
-from pathlib import Path
 
 import pytest
 
 from tests.conftest import DATA, venv_bin
 from tests.integration import postgres
+from tests.integration.postgres import PASSWORD, USER
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
-
-USER, PASSWORD = "etl_robot", "pg_Secr3t_pw"
-
-
-@pytest.fixture(scope="module")
-def pg(tmp_path_factory):
-    why = postgres.ensure_installed()
-    if why:
-        pytest.skip(why)
-    # Not under pytest's temporary directory: PostgreSQL runs as the postgres user, who cannot enter it.
-    directory = Path(tempfile.mkdtemp(prefix="airflow-lineage-pg-"))
-    server = postgres.Postgres.start(directory)
-    try:
-        server.psql(f"CREATE USER {USER} PASSWORD '{PASSWORD}'")
-        server.psql(f"CREATE DATABASE shop OWNER {USER}")
-        server.psql("CREATE TABLE customers (id INT, name TEXT, city TEXT);"
-                    "INSERT INTO customers VALUES (1, 'Ann', 'Oslo'), (2, 'Bob', 'Rome');"
-                    "CREATE TABLE orders (order_id INT, customer_id INT, amount NUMERIC(10, 2));"
-                    "INSERT INTO orders VALUES (1, 1, 5.00), (2, 1, 7.50), (3, 2, 1.25);", user=USER, database="shop")
-        yield server
-    finally:
-        server.stop()
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

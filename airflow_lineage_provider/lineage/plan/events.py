@@ -66,16 +66,21 @@ def one_per_statement(records: list[Record]) -> list[Record]:
 
 def drop_inner(records: list[Record]) -> list[Record]:
     """A statement's events less the ones another of its events stands for: what a creating
-    command (CTAS, INSERT OVERWRITE DIRECTORY) run on its own runs inside it, and a wrapper
+    command (CTAS, INSERT OVERWRITE DIRECTORY) run on its own runs inside it (a later execution id,
+    or a funcName other than "command"), and a wrapper
     (``saveAsTable``) of other events. Reads only an event's head (``record.event``)."""
     events = [r for r in records if raw.is_event(r)]
-    created = any(r.get(raw.FUNC) == raw.COMMAND_FUNC and creates(raw.command(r)) for r in events)
+    creators = [int(r[raw.EXECUTION_ID]) for r in events
+                if r.get(raw.FUNC) == raw.COMMAND_FUNC and creates(raw.command(r))]
+    created = min(creators) if creators else None
     wrapped = len(events) > 1
 
     def inner(r: Record) -> bool:
         if not raw.is_event(r):
             return False
-        if created and r.get(raw.FUNC) != raw.COMMAND_FUNC:
+        # A statement is one command: what ran after the creating command got its id ran inside it, the
+        # insert of a data source CTAS ("file source write") as that of a Hive CTAS (a "command" of its own).
+        if created is not None and (r.get(raw.FUNC) != raw.COMMAND_FUNC or int(r[raw.EXECUTION_ID]) > created):
             return True
         command = WRITES.get(raw.command(r))
         return wrapped and command is not None and command.family == WRAPPER

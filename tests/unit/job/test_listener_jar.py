@@ -68,3 +68,13 @@ def test_the_build_is_reproducible_byte_for_byte(tmp_path):
 def test_the_package_ships_the_jar_and_its_sources():
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert '"job/listener/*.jar"' in pyproject and '"job/listener/java/**/*.java"' in pyproject
+
+
+def test_the_java_reads_every_write_command_the_python_capture_reads():
+    """``Describe.writeDetails`` has a case for each command of ``job/jvm._WRITE_READERS``: a command
+    read in one producer and not the other names its target differently in each."""
+    from airflow_lineage_provider.job.jvm import _WRITE_READERS
+
+    source = (LISTENER / "java" / "airflow_lineage" / "listener" / "Describe.java").read_text()
+    cases = set(re.findall(r'case "(\w+)":', source))
+    assert cases == set(_WRITE_READERS), (sorted(set(_WRITE_READERS) - cases), sorted(cases - set(_WRITE_READERS)))

@@ -117,6 +117,19 @@ def test_the_inner_events_of_a_creating_command_are_dropped_before_describing():
     assert events.drop_inner(alone) == alone
 
 
+def test_a_hive_ctas_is_one_write_though_its_insert_is_a_command_of_its_own():
+    # CREATE TABLE t STORED AS PARQUET AS SELECT ...: Spark runs the insert as a "command" of its own,
+    # whose target (a path) is no key the CTAS's (a catalog name) can match: it ran inside it by its id.
+    heads = [raw.event(49, raw.COMMAND_FUNC, "InsertIntoHadoopFsRelationCommand"),
+             raw.event(47, raw.COMMAND_FUNC, "CreateHiveTableAsSelectCommand")]
+    assert events.drop_inner(heads) == heads[1:]
+    assert events.one_per_statement(heads) == heads[1:]
+    # An insert that ran before the creating command is no part of it (not one statement's, but kept).
+    before = [raw.event(3, raw.COMMAND_FUNC, "InsertIntoHadoopFsRelationCommand"),
+              raw.event(4, raw.COMMAND_FUNC, "CreateHiveTableAsSelectCommand")]
+    assert events.drop_inner(before) == before
+
+
 @pytest.mark.parametrize(
     ("record", "key"),
     [

@@ -44,6 +44,8 @@ final class Capture {
     private volatile boolean finished;
     private volatile Object sparkContext;
     private int written;
+    // Streaming queries started and not yet described, by id, in the order they started.
+    private final Map<String, Object> streams = new java.util.LinkedHashMap<>();
 
     private Capture(String dump, String application, String failForTest, Known known) {
         this.dump = dump;
@@ -80,6 +82,52 @@ final class Capture {
         worker.execute(() -> describe(session, plan, head, sql));
     }
 
+    // -- streaming queries ------------------------------------------------------------------------------
+
+    void streamStarted(String id) {
+        Object query = null;
+        for (String which : new String[] {"getActiveSession", "getDefaultSession"}) {
+            try {
+                Object session = Scala.option(Scala.call(Scala.module("org.apache.spark.sql.SparkSession"), which));
+                query = session == null ? null : Scala.call(Scala.call(session, "streams"), "get", id);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                query = null;
+            }
+            if (query != null) {
+                watchApplicationEnd(Scala.call(Scala.call(query, "sparkSession"), "sparkContext"));
+                synchronized (streams) {
+                    streams.put(id, query);
+                }
+                return;
+            }
+        }
+        warn("streaming query " + id + " not captured: no session holds it");
+    }
+
+    void streamEnded(String id) {
+        Object query;
+        synchronized (streams) {
+            query = streams.remove(id);
+        }
+        if (query != null && !finished) {
+            worker.execute(() -> describeStream(query));
+        }
+    }
+
+    private void describeStream(Object query) {
+        Object plan;
+        try {
+            plan = Scala.call(Scala.call(query, "streamingQuery"), "logicalPlan");
+        } catch (RuntimeException e) {
+            warn("streaming query " + Scala.call(query, "id") + " not captured: " + e);
+            return;
+        }
+        // No execution id: a stream's plan is no listener event, and the reader keeps it as it is.
+        ObjectNode head = mapper.createObjectNode();
+        head.put("format", Describe.RAW);
+        describe(Scala.call(query, "sparkSession"), plan, head, "");
+    }
+
     /** The text of the {@code spark.sql} call that made the plan; "" for a DataFrame write. */
     private static String sqlText(Object plan) {
         try {
@@ -108,7 +156,7 @@ final class Capture {
                 written++;
             }
         } catch (Throwable e) {  // lineage never breaks the job: the write is a warning
-            warn("a write's plan was not captured (" + head.path("command").asText() + "): " + e);
+            warn("a write's plan was not captured (" + head.path("command").asText("a stream") + "): " + e);
         }
     }
 
@@ -146,6 +194,12 @@ final class Capture {
             return;
         }
         finished = true;
+        synchronized (streams) {  // still running when the application ends: described now
+            for (Object query : streams.values()) {
+                worker.execute(() -> describeStream(query));
+            }
+            streams.clear();
+        }
         worker.shutdown();
         try {
             if (!worker.awaitTermination(DRAIN_SECONDS, TimeUnit.SECONDS)) {

@@ -76,7 +76,7 @@ final class Describe {
             warnings.add("could not read locations from the JVM: " + e);
         }
         ObjectNode out = head.deepCopy();
-        out.put("kind", "write");
+        out.put("kind", known.isWrite(Scala.simpleName(plan), plan) ? "write" : "query");
         out.set("plan", parsed);
         out.set("extras", extras);
         return out;
@@ -386,6 +386,26 @@ final class Describe {
                     out.setAll(loaded);
                 } catch (RuntimeException e) {  // the table may not exist yet
                     // nothing more to read
+                }
+                return out;
+            }
+            case "WriteToMicroBatchDataSourceV1":
+            case "WriteToMicroBatchDataSource": {
+                boolean v1 = name.endsWith("V1");
+                out.put("mode", lower(Scala.call(plan, "outputMode")).replaceAll("\\$+$", ""));
+                Object table = v1 ? Scala.option(Scala.call(plan, "catalogTable")) : null;
+                if (table != null) {
+                    Object ident = Scala.call(table, "identifier");
+                    String db = database(ident);
+                    String bare = String.valueOf(Scala.call(ident, "table"));
+                    out.put("table", ("spark_catalog." + db + "." + bare).toLowerCase(java.util.Locale.ROOT));
+                    out.put("location", location(db, bare));
+                }
+                String sink = String.valueOf(Scala.call(plan, v1 ? "sink" : "write"));
+                if (sink.startsWith("FileSink[") && sink.endsWith("]")) {
+                    out.put("path", sink.substring("FileSink[".length(), sink.length() - 1));
+                } else if (!out.has("table")) {
+                    out.put("sink", sink);
                 }
                 return out;
             }

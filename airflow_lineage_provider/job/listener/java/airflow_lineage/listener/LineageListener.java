@@ -42,7 +42,8 @@ public final class LineageListener implements QueryExecutionListener {
         this.capture = start(conf);
     }
 
-    private static Capture start(SparkConf conf) {
+    /** The capture {@code conf} names, or null (said on stderr) when there is none: never throws. */
+    static Capture start(SparkConf conf) {
         try {
             String dump = conf == null ? null : conf.get(DUMP_CONF, null);
             if (dump == null || dump.isEmpty()) {

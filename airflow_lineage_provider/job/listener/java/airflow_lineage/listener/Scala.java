@@ -27,7 +27,7 @@ final class Scala {
         if (obj == null) {
             throw new IllegalArgumentException("no object to call " + name + " on");
         }
-        Method method = find(obj.getClass(), name, args.length);
+        Method method = find(obj.getClass(), name, args);
         try {
             return method.invoke(obj, args);
         } catch (java.lang.reflect.InvocationTargetException e) {
@@ -40,31 +40,50 @@ final class Scala {
 
     /** Whether {@code obj} has a public method {@code name} of that arity. */
     static boolean has(Object obj, String name, int arity) {
-        try {
-            find(obj.getClass(), name, arity);
-            return true;
-        } catch (IllegalArgumentException e) {
-            return false;
+        for (Method m : obj.getClass().getMethods()) {
+            if (m.getName().equals(name) && m.getParameterCount() == arity) {
+                return true;
+            }
         }
+        return false;
     }
 
-    private static Method find(Class<?> cls, String name, int arity) {
-        String key = cls.getName() + "#" + name + "/" + arity;
-        Method found = METHODS.get(key);
+    /** The public method {@code name} that takes {@code args} (of an overloaded name, the one whose
+     * parameter types the arguments fit: {@code get(String)} beside {@code get(UUID)}). */
+    private static Method find(Class<?> cls, String name, Object[] args) {
+        StringBuilder key = new StringBuilder(cls.getName()).append('#').append(name);
+        for (Object arg : args) {
+            key.append('/').append(arg == null ? "null" : arg.getClass().getName());
+        }
+        Method found = METHODS.get(key.toString());
         if (found != null) {
             return found;
         }
         for (Method m : cls.getMethods()) {
-            if (m.getName().equals(name) && m.getParameterCount() == arity) {
+            if (m.getName().equals(name) && m.getParameterCount() == args.length && fits(m.getParameterTypes(), args)) {
                 if (!java.lang.reflect.Modifier.isPublic(m.getDeclaringClass().getModifiers())) {
                     m.setAccessible(true);  // a public method of a private class (a Scala anonymous class)
                 }
-                METHODS.put(key, m);
+                METHODS.put(key.toString(), m);
                 return m;
             }
         }
-        throw new IllegalArgumentException(cls.getName() + " has no method " + name + "/" + arity);
+        throw new IllegalArgumentException(cls.getName() + " has no method " + name + "/" + args.length);
     }
+
+    private static boolean fits(Class<?>[] types, Object[] args) {
+        for (int i = 0; i < types.length; i++) {
+            Class<?> type = types[i].isPrimitive() ? BOXED.get(types[i]) : types[i];
+            if (args[i] != null && !type.isInstance(args[i])) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static final Map<Class<?>, Class<?>> BOXED = Map.of(int.class, Integer.class, long.class, Long.class,
+            boolean.class, Boolean.class, double.class, Double.class, float.class, Float.class, short.class,
+            Short.class, byte.class, Byte.class, char.class, Character.class);
 
     /** The class name without its package and Scala's trailing {@code $}. */
     static String simpleName(Object obj) {
