@@ -2,13 +2,15 @@
 the Spark conf that registers it.
 
 The listener (``job/listener/java/``, built into ``job/listener/airflow-lineage-listener.jar``, package
-data) is a ``QueryExecutionListener`` that writes the same dump our Python driver writes (raw records in
-``plans.jsonl``, ``result.json`` at application end) into the directory named by the Spark conf
-``spark.airflow.lineage.dump``, so the worker reads a jar's dump as a ``.py`` application's.
+data) is a ``QueryExecutionListener``, with a ``StreamingQueryListener`` beside it for streaming sinks,
+that writes the same dump our Python driver writes (raw records in ``plans.jsonl``, ``result.json`` at
+application end) into the directory named by the Spark conf ``spark.airflow.lineage.dump``, so the
+worker reads a jar's dump as a ``.py`` application's.
 
-Spark fails session creation when a class named in ``spark.sql.queryExecutionListeners`` cannot be
-loaded, so the user's job would fail for lineage's sake: only a jar checked here is ever added, and the
-copy that was checked is the one submitted (``checked_copy``). No Airflow import: a plain helper of the hook.
+Spark fails session creation when a class named in ``spark.sql.queryExecutionListeners`` (or
+``spark.sql.streaming.streamingQueryListeners``) cannot be loaded, so the user's job would fail for
+lineage's sake: only a jar checked here is ever added, and the copy that was checked is the one
+submitted (``checked_copy``). No Airflow import: a plain helper of the hook.
 """
 
 from __future__ import annotations
@@ -26,8 +28,12 @@ from typing import Any
 JAR = Path(__file__).resolve().parents[1] / "job" / "listener" / "airflow-lineage-listener.jar"
 JAVA_SOURCES = JAR.parent / "java"
 LISTENER_CLASS = "airflow_lineage.listener.LineageListener"
-CLASS_ENTRY = LISTENER_CLASS.replace(".", "/") + ".class"
+STREAM_LISTENER_CLASS = "airflow_lineage.listener.LineageStreamListener"
 LISTENERS_CONF = "spark.sql.queryExecutionListeners"  # Spark's own: a comma-separated list of classes
+STREAM_LISTENERS_CONF = "spark.sql.streaming.streamingQueryListeners"  # the same, for streaming queries
+# Each Spark list and the class of ours it gets; the jar must hold every one's class file.
+LISTENERS = {LISTENERS_CONF: LISTENER_CLASS, STREAM_LISTENERS_CONF: STREAM_LISTENER_CLASS}
+CLASS_ENTRIES = tuple(name.replace(".", "/") + ".class" for name in LISTENERS.values())
 DUMP_CONF = "spark.airflow.lineage.dump"  # the listener's: where it writes; without it, it does nothing
 JARS_CONF = "spark.jars"
 
@@ -44,7 +50,7 @@ def checked_copy(directory: str) -> tuple[str | None, str]:
     ``None`` and why it cannot be added.
 
     The jar's bytes are read once, checked in memory (a zip whose every entry passes its CRC check,
-    holding the listener class) and the same bytes written: what is submitted is exactly what was
+    holding the listener classes) and the same bytes written: what is submitted is exactly what was
     checked, and a jar removed or damaged in the package after the check cannot reach Spark.
     """
     source = JAR
@@ -73,8 +79,9 @@ def _damage(data: bytes) -> str:
             bad = archive.testzip()
             if bad is not None:
                 return f"is damaged (its entry {bad} fails its CRC check)"
-            if CLASS_ENTRY not in archive.namelist():
-                return f"does not hold the listener class ({CLASS_ENTRY})"
+            missing = [entry for entry in CLASS_ENTRIES if entry not in archive.namelist()]
+            if missing:
+                return f"does not hold the listener's {', '.join(missing)}"
     except zipfile.BadZipFile as e:
         return f"is not a jar ({e})"
     except Exception as e:  # noqa: BLE001 - zlib, EOF, an unsupported compression: all mean "damaged"
@@ -84,16 +91,19 @@ def _damage(data: bytes) -> str:
 
 def listener_conf(conf: Mapping[str, Any] | None, dump: str, defaults: Mapping[str, str] | None = None
                   ) -> dict[str, str]:
-    """The Spark conf that adds the listener to a job whose own conf is ``conf``.
+    """The Spark conf that adds the listeners to a job whose own conf is ``conf``.
 
-    ``spark.sql.queryExecutionListeners`` is a list, and a ``--conf`` replaces the whole of it: so the
-    listeners the user set are kept, from the task's conf, else from the properties spark-submit would
-    load (``defaults``, see ``spark_defaults``), and ours is appended once.
+    ``spark.sql.queryExecutionListeners`` (and its streaming twin) is a list, and a ``--conf`` replaces the
+    whole of it: so the listeners the user set are kept, from the task's conf, else from the properties
+    spark-submit would load (``defaults``, see ``spark_defaults``), and ours is appended once.
     """
-    listeners = _names(_given(LISTENERS_CONF, conf, defaults))
-    if LISTENER_CLASS not in listeners:
-        listeners.append(LISTENER_CLASS)
-    return {LISTENERS_CONF: ",".join(listeners), DUMP_CONF: dump}
+    out = {}
+    for key, ours in LISTENERS.items():
+        listeners = _names(_given(key, conf, defaults))
+        if ours not in listeners:
+            listeners.append(ours)
+        out[key] = ",".join(listeners)
+    return {**out, DUMP_CONF: dump}
 
 
 def jars_with(jars: str | None, conf: Mapping[str, Any] | None, defaults: Mapping[str, str] | None,

@@ -647,15 +647,15 @@ def test_a_listener_jar_removed_after_the_check_costs_nothing(airflow_db, spark,
 def test_a_damaged_listener_jar_is_not_added_the_jar_runs_and_one_line_says_why(airflow_db, spark, capfd,
                                                                                shipped_jar, jar_without_capture):
     """Spark fails a session whose listener class cannot load: a jar that fails its check is never added."""
-    from airflow_lineage_provider.hooks.jvm_listener import CLASS_ENTRY
+    from airflow_lineage_provider.hooks.jvm_listener import CLASS_ENTRIES
     from tests.dags.lineage_test_faults import JAR_FAULT_OUT
     from tests.helpers import damage_crc
 
-    damage_crc(shipped_jar, CLASS_ENTRY)
+    damage_crc(shipped_jar, CLASS_ENTRIES[0])
     run, printed, docs = run_jar_fault("jar_app", "jar_app", capfd)
     assert run.state == "success"
     assert jar_rows(spark, f"{JAR_FAULT_OUT}/jar_app") == jar_without_capture
-    why = (f"the listener jar {shipped_jar} is damaged (its entry {CLASS_ENTRY} fails its CRC check): the "
+    why = (f"the listener jar {shipped_jar} is damaged (its entry {CLASS_ENTRIES[0]} fails its CRC check): the "
            "application runs without the listener")
     assert docs["jar_app"]["statements"] == [] and docs["jar_app"]["warnings"] == [f"no plan lineage: {why}"]
     assert said_once(printed, "No plan column lineage:") == f"No plan column lineage: {why}"

@@ -77,4 +77,5 @@ def test_the_wheel_ships_the_listener_jar_and_its_java_sources(tmp_path):
         assert archive.read(jar) == jvm_listener.JAR.read_bytes()
     sources = {p.relative_to(package.parent).as_posix() for p in jvm_listener.JAVA_SOURCES.rglob("*.java")}
     assert sources and sources <= names, sorted(sources - names)
-    assert f"airflow_lineage_provider/job/listener/java/{jvm_listener.CLASS_ENTRY[:-len('.class')]}.java" in names
+    for entry in jvm_listener.CLASS_ENTRIES:
+        assert f"airflow_lineage_provider/job/listener/java/{entry[:-len('.class')]}.java" in names

@@ -11,10 +11,12 @@ import pytest
 
 from airflow_lineage_provider.hooks import jvm_listener
 from airflow_lineage_provider.hooks.jvm_listener import (
-    CLASS_ENTRY,
+    CLASS_ENTRIES,
     DUMP_CONF,
     LISTENER_CLASS,
     LISTENERS_CONF,
+    STREAM_LISTENER_CLASS,
+    STREAM_LISTENERS_CONF,
     checked_copy,
     is_jvm_application,
     jars_with,
@@ -25,22 +27,28 @@ from airflow_lineage_provider.hooks.jvm_listener import (
 from tests.helpers import damage_crc
 
 OURS = LISTENER_CLASS
+CLASS_ENTRY = CLASS_ENTRIES[0]  # the query listener's: each check below is the same for the stream listener's
 
 
 # -- the contract with the Java side ---------------------------------------------------------------
 
 
-def test_the_class_name_and_conf_are_the_java_sources_own():
-    source = (jvm_listener.JAVA_SOURCES / (CLASS_ENTRY[: -len(".class")] + ".java")).read_text()
-    package = re.search(r"^package ([\w.]+);", source, re.M).group(1)
-    name = re.search(r"public final class (\w+) implements QueryExecutionListener", source).group(1)
-    assert f"{package}.{name}" == LISTENER_CLASS
-    assert f'DUMP_CONF = "{DUMP_CONF}"' in source
+def test_the_class_names_and_conf_are_the_java_sources_own():
+    def declared(entry: str, kind: str) -> str:
+        source = (jvm_listener.JAVA_SOURCES / (entry[: -len(".class")] + ".java")).read_text()
+        package = re.search(r"^package ([\w.]+);", source, re.M).group(1)
+        name = re.search(r"public final class (\w+) " + kind, source).group(1)
+        return f"{package}.{name}"
+
+    assert declared(CLASS_ENTRIES[0], "implements QueryExecutionListener") == LISTENER_CLASS
+    assert declared(CLASS_ENTRIES[1], "extends StreamingQueryListener") == STREAM_LISTENER_CLASS
+    listener = (jvm_listener.JAVA_SOURCES / (CLASS_ENTRY[: -len(".class")] + ".java")).read_text()
+    assert f'DUMP_CONF = "{DUMP_CONF}"' in listener
 
 
-def test_the_shipped_jar_holds_the_listener_class_and_passes_the_check(tmp_path):
+def test_the_shipped_jar_holds_the_listener_classes_and_passes_the_check(tmp_path):
     with zipfile.ZipFile(jvm_listener.JAR) as archive:
-        assert CLASS_ENTRY in archive.namelist()
+        assert set(CLASS_ENTRIES) <= set(archive.namelist())
         assert archive.testzip() is None
     copy, why = checked_copy(str(tmp_path))
     assert (copy, why) == (str(tmp_path / jvm_listener.JAR.name), "")
@@ -97,8 +105,8 @@ def test_a_jar_without_the_listener_class_is_not_added(shipped):
     jar, staging = shipped
     with zipfile.ZipFile(jar, "w") as archive:
         archive.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
-    assert checked_copy(str(staging)) == (None, f"the listener jar {jar} does not hold the listener class "
-                                                f"({CLASS_ENTRY})")
+    assert checked_copy(str(staging)) == (None, f"the listener jar {jar} does not hold the listener's "
+                                                f"{', '.join(CLASS_ENTRIES)}")
 
 
 def test_a_staging_directory_that_cannot_be_written_is_said(tmp_path):
@@ -122,21 +130,26 @@ def test_a_jar_or_a_main_class_is_a_jvm_application(application, java_class, jvm
 # -- the conf: ours after the user's ---------------------------------------------------------------------
 
 
-def test_the_listener_is_added_with_the_dump_when_the_user_set_none():
-    assert listener_conf({}, "/tmp/dump") == {LISTENERS_CONF: OURS, DUMP_CONF: "/tmp/dump"}
-    assert listener_conf(None, "hdfs://nn/d/run-1") == {LISTENERS_CONF: OURS, DUMP_CONF: "hdfs://nn/d/run-1"}
+def test_the_listeners_are_added_with_the_dump_when_the_user_set_none():
+    ours = {LISTENERS_CONF: OURS, STREAM_LISTENERS_CONF: STREAM_LISTENER_CLASS}
+    assert listener_conf({}, "/tmp/dump") == {**ours, DUMP_CONF: "/tmp/dump"}
+    assert listener_conf(None, "hdfs://nn/d/run-1") == {**ours, DUMP_CONF: "hdfs://nn/d/run-1"}
 
 
 def test_the_users_listeners_are_kept_in_order_and_ours_appended_once():
-    conf = {LISTENERS_CONF: "com.a.First, com.b.Second"}
-    assert listener_conf(conf, "/d")[LISTENERS_CONF] == f"com.a.First,com.b.Second,{OURS}"
+    conf = {LISTENERS_CONF: "com.a.First, com.b.Second", STREAM_LISTENERS_CONF: "com.a.Streams"}
+    added = listener_conf(conf, "/d")
+    assert added[LISTENERS_CONF] == f"com.a.First,com.b.Second,{OURS}"
+    assert added[STREAM_LISTENERS_CONF] == f"com.a.Streams,{STREAM_LISTENER_CLASS}"
     again = {LISTENERS_CONF: f"com.a.First,{OURS},com.a.First,"}  # ours already there, a repeat, a blank
     assert listener_conf(again, "/d")[LISTENERS_CONF] == f"com.a.First,{OURS}"
 
 
 def test_a_listener_set_in_the_defaults_file_is_kept_and_the_tasks_conf_wins_over_it():
-    defaults = {LISTENERS_CONF: "com.site.Audit"}
-    assert listener_conf({}, "/d", defaults)[LISTENERS_CONF] == f"com.site.Audit,{OURS}"
+    defaults = {LISTENERS_CONF: "com.site.Audit", STREAM_LISTENERS_CONF: "com.site.Streams"}
+    added = listener_conf({}, "/d", defaults)
+    assert added[LISTENERS_CONF] == f"com.site.Audit,{OURS}"
+    assert added[STREAM_LISTENERS_CONF] == f"com.site.Streams,{STREAM_LISTENER_CLASS}"
     # spark-submit takes the --conf value over the file's: so does the merge.
     assert listener_conf({LISTENERS_CONF: "com.task.Own"}, "/d", defaults)[LISTENERS_CONF] == f"com.task.Own,{OURS}"
 

@@ -218,6 +218,7 @@ def test_a_jar_is_submitted_itself_with_the_checked_listener_after_the_users_jar
     assert dep == "/jobs/dep.jar" and listener.endswith("/airflow-lineage-listener.jar")
     conf = _conf(cmd)
     assert conf["spark.sql.queryExecutionListeners"] == f"com.example.Audit,{jvm_listener.LISTENER_CLASS}"
+    assert conf["spark.sql.streaming.streamingQueryListeners"] == jvm_listener.STREAM_LISTENER_CLASS
     assert conf[jvm_listener.DUMP_CONF].startswith("/")
     # Nothing ran here, so the listener left no result: said as such, not as a crash.
     assert any(w.startswith("no plan lineage: the JVM listener left no result in") for w in result.warnings)
@@ -252,7 +253,8 @@ def test_a_jar_whose_check_fails_runs_without_the_listener_saying_why_once(monke
     result = hook.run_application("/jobs/etl.jar")
     [cmd] = commands
     assert cmd[cmd.index("--jars") + 1] == "/jobs/dep.jar"
-    assert not any(k.startswith(("spark.sql.queryExecutionListeners", "spark.airflow.")) for k in _conf(cmd))
+    assert not any(k.startswith(("spark.sql.queryExecutionListeners", "spark.sql.streaming.streamingQueryListeners",
+                                 "spark.airflow.")) for k in _conf(cmd))
     [warning] = result.warnings
     assert warning.startswith(f"no plan lineage: the listener jar {broken} is not a jar (")
     assert warning.endswith("): the application runs without the listener")
