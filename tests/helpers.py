@@ -19,6 +19,24 @@ TPCDS = DATA / "tpcds"
 TPCDS_SUMMARY = ROOT / "docs" / "tpcds_lineage.md"
 
 
+# -- jars ----------------------------------------------------------------------------------------------
+
+
+def damage_crc(jar: Path, entry: str) -> None:
+    """Rewrite ``jar`` uncompressed with one byte of ``entry`` flipped: the archive still opens, the entry
+    fails its CRC check (a disk or download error)."""
+    import zipfile
+
+    with zipfile.ZipFile(jar) as archive:
+        entries = {name: archive.read(name) for name in archive.namelist()}
+    with zipfile.ZipFile(jar, "w", zipfile.ZIP_STORED) as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    data = bytearray(jar.read_bytes())
+    data[bytes(data).index(entries[entry]) + len(entries[entry]) // 2] ^= 0xFF
+    jar.write_bytes(bytes(data))
+
+
 # -- plan records ------------------------------------------------------------------------------------
 
 

@@ -64,25 +64,37 @@ def _fs_path(location: str) -> str:
     return location
 
 
-def write_file(location: str, name: str, text: str) -> str:
-    """Write ``name`` under the directory ``location``; the file's location."""
+def write_file(location: str, name: str, data: str | bytes) -> str:
+    """Write ``name`` (text, or bytes as they are) under the directory ``location``; the file's location."""
+    mode, encoding = ("wb", None) if isinstance(data, bytes) else ("w", "utf-8")
     path = local_path(location)
     if path is not None:
         os.makedirs(path, exist_ok=True)
-        with open(os.path.join(path, name), "w", encoding="utf-8") as f:
-            f.write(text)
+        with open(os.path.join(path, name), mode, encoding=encoding) as f:
+            f.write(data)
         return location.rstrip("/") + "/" + name if is_uri(location) else os.path.join(path, name)
     fs = _fs(location)
     target = _fs_path(location).rstrip("/") + "/" + name
-    with fs.open(target, "w") as f:
-        f.write(text)
+    with fs.open(target, mode) as f:
+        f.write(data)
     return location.rstrip("/") + "/" + name
 
 
 def copy_file(location: str, source: str) -> str:
-    """Copy the local file ``source`` into the directory ``location``; the copy's location."""
-    with open(source, encoding="utf-8") as f:
+    """Copy the local file ``source`` (a script, a jar: its bytes as they are) into the directory
+    ``location``; the copy's location."""
+    with open(source, "rb") as f:
         return write_file(location, os.path.basename(source), f.read())
+
+
+def make_dir(location: str) -> None:
+    """Create the directory ``location`` (and its parents); raises ``OSError`` (or ``DumpLocationError``)
+    where it cannot be made."""
+    path = local_path(location)
+    if path is not None:
+        os.makedirs(path, exist_ok=True)
+        return
+    _fs(location).makedirs(_fs_path(location), exist_ok=True)
 
 
 @contextmanager

@@ -9,13 +9,14 @@ import shutil
 import sys
 import tempfile
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from airflow_lineage_provider.hooks import dump_location, local_spark
+from airflow_lineage_provider.hooks import dump_location, jvm_listener, local_spark
 from airflow_lineage_provider.hooks.spark_provider import SubmitHookAdapter
 from airflow_lineage_provider.job import command
-from airflow_lineage_provider.job.dump import SCRIPT, JobResult, read_dump
+from airflow_lineage_provider.job.dump import RESULT, SCRIPT, JobResult, read_dump
 from airflow_lineage_provider.lineage.naming import is_uri
 from airflow_lineage_provider.lineage.redact import is_secret_conf, scrub, secrets_in
 
@@ -141,8 +142,8 @@ class SparkLineageHook(SubmitHookAdapter):
         if cmd and cmd[0] == local_spark.spark_submit():
             # pyspark's own spark-submit needs SPARK_HOME and a local bind address.
             self.submit_env = {**local_spark.local_env(), **self.submit_env}
-        elif not self.cluster_mode and not os.environ.get("PYSPARK_DRIVER_PYTHON"):
-            # Client mode: the driver runs here and imports this package: use this interpreter.
+        elif not self.cluster_mode and local_spark.DRIVER in cmd and not os.environ.get("PYSPARK_DRIVER_PYTHON"):
+            # Client mode: our driver runs here and imports this package: use this interpreter (a jar needs none).
             self.submit_env = {"PYSPARK_DRIVER_PYTHON": sys.executable, **self.submit_env}
         return cmd
 
@@ -173,21 +174,25 @@ class SparkLineageHook(SubmitHookAdapter):
         Raises ``SparkJobError`` with Spark's message when a statement fails.
         """
         mask_sql_secrets(sql)
-        def prepare(dump: str) -> list[str]:
+        def prepare(dump: str) -> Launch:
             dump_location.write_file(dump, SCRIPT, sql)
-            return command.arguments(dump, dry_run=dry_run, keep_going=keep_going)
+            return Launch(command.arguments(dump, dry_run=dry_run, keep_going=keep_going))
 
         return self._run(prepare)
 
     def run_application(self, application: str, application_args: list[Any] | None = None) -> JobResult:
-        """Run a PySpark script, unchanged, under the capture; return what the job dumped.
+        """Run an application, unchanged, under the capture; return what the job dumped.
 
-        Raises ``SparkJobError`` with the script's own error (Python's or Spark's message)
-        when it fails.
+        A PySpark script (``.py``) runs under our driver; a JVM application (a jar, with the hook's
+        ``java_class`` or its manifest's main class) is submitted itself, with the JVM listener added
+        (``run_jvm_application``). Raises ``SparkJobError`` with the application's own error
+        (Python's or Spark's message) when it fails.
         """
+        if jvm_listener.is_jvm_application(application, self.main_class):
+            return self.run_jvm_application(application, application_args)
         args = [str(a) for a in (application_args or [])]
 
-        def prepare(dump: str) -> list[str]:
+        def prepare(dump: str) -> Launch:
             app = application
             if self.cluster_mode and not is_uri(app):
                 if not os.path.isfile(app):
@@ -198,12 +203,61 @@ class SparkLineageHook(SubmitHookAdapter):
                 raise SparkJobError(f"The application {app} does not exist (or is not a file)")
             elif not is_uri(app):
                 app = os.path.abspath(app)
-            return command.arguments(dump, app=app, app_args=args)
+            return Launch(command.arguments(dump, app=app, app_args=args))
 
         return self._run(prepare)
 
-    def _run(self, prepare: Any) -> JobResult:
-        self.check_deploy_mode()
+    def run_jvm_application(self, application: str, application_args: list[Any] | None = None) -> JobResult:
+        """Submit a JVM application (``application``: its jar; the main class is the hook's ``java_class``)
+        as it is, with the provider's listener added: ``--jars`` gains a checked copy of the listener
+        jar, the conf registers the listener (after any the user set) and names the dump, which is
+        then read as a ``.py`` application's. A listener jar that fails its check is not added: the
+        application runs without it, and one warning says why there is no plan lineage."""
+        args = [str(a) for a in (application_args or [])]
+        given_jars, given_conf = self.submit_jars, dict(self.submit_conf)
+        staging = tempfile.mkdtemp(prefix="airflow-lineage-listener-")
+        try:
+            listener, why = jvm_listener.checked_copy(staging)
+
+            def prepare(dump: str) -> Launch:
+                # From what the user gave each time: a second call (a local dump instead) adds nothing twice.
+                self.submit_jars, self.submit_conf = given_jars, dict(given_conf)
+                if listener is None:
+                    return Launch(args, application, uncaptured=f"{why}: the application runs without the listener")
+                if self.cluster_mode:
+                    # The driver runs on the cluster: it fetches the jar from the shared dump location. The
+                    # application needs nothing from there: where it cannot be written, it runs without us.
+                    try:
+                        shipped = dump_location.copy_file(dump, listener)
+                    except (OSError, dump_location.DumpLocationError) as e:
+                        return Launch(args, application, uncaptured=(
+                            f"dump_uri {self._dump_uri} cannot be written ({getattr(e, 'strerror', None) or e}): "
+                            "the application runs without the listener; give a dump_uri this worker can write "
+                            "and the driver can read"))
+                else:
+                    shipped = listener
+                    dump_location.make_dir(dump)  # the listener's directory; where it cannot be, a local dump instead
+                defaults = self._spark_defaults()
+                self.submit_jars = jvm_listener.jars_with(given_jars, given_conf, defaults, shipped)
+                self.submit_conf = {**given_conf, **jvm_listener.listener_conf(given_conf, dump, defaults)}
+                return Launch(args, application, listener=True)
+
+            return self._run(prepare, python=False)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _spark_defaults(self) -> dict[str, str]:
+        """The properties the job's spark-submit loads from its files (best effort)."""
+        env = {**os.environ, **{str(k): str(v) for k, v in {**self.job_env, **self.submit_env}.items()}}
+        binary = self.connection_info.get("spark_binary")
+        return jvm_listener.spark_defaults(env, spark_home=local_spark.spark_home() if self.embedded else None,
+                                           spark_binary=str(binary) if binary else None,
+                                           properties_file=self.properties_file)
+
+    def _run(self, prepare: Callable[[str], Launch], *, python: bool = True) -> JobResult:
+        """Run a job: ``prepare(dump)`` says what to submit for a dump location; then the dump is read
+        back. ``python``: the job is our Python driver (False: a JVM application under the listener)."""
+        self.check_deploy_mode(python=python)
         if self._dump_uri:
             dump = dump_location.run_location(self._dump_uri)
             remove_after = not self._keep_dump
@@ -216,27 +270,29 @@ class SparkLineageHook(SubmitHookAdapter):
             remove_after = not self._keep_dump
         try:
             try:
-                args = prepare(dump)
+                launch = prepare(dump)
             except (OSError, dump_location.DumpLocationError) as e:
                 if not self._dump_uri:
                     raise
-                dump, args, remove_after = self._local_dump_instead(dump, prepare, e)
-            self.set_application_args(args)
-            if self.cluster_mode:
+                dump, launch, remove_after = self._local_dump_instead(dump, prepare, e)
+            if launch.uncaptured:
+                self.log.warning("No plan column lineage: %s", launch.uncaptured)
+            self.set_application_args(launch.args)
+            if self.cluster_mode and python:
                 self.submit_py_files = ",".join(p for p in (self.submit_py_files, job_package_zip()) if p)
             submit_error: AirflowException | None = None
             try:
                 with local_spark.catalog_lock(self.submit_conf, lambda line: self.log.warning("%s", line)):
-                    self.submit(local_spark.DRIVER)
+                    self.submit(launch.application)
+                    self.follow_driver()
             except AirflowException as e:
                 submit_error = e
             except local_spark.CatalogBusyError as e:
                 raise SparkJobError(str(e)) from e
-            try:
-                with dump_location.fetched(dump) as local:
-                    result = read_dump(local, _json_loads())
-            except dump_location.DumpLocationError as e:
-                result = JobResult(warnings=[str(e)])
+            if launch.uncaptured:
+                result = JobResult(warnings=[f"no plan lineage: {launch.uncaptured}"])
+            else:
+                result = self._read(dump, launch, failed=submit_error is not None)
         finally:
             if remove_after:
                 dump_location.remove(dump)
@@ -250,7 +306,26 @@ class SparkLineageHook(SubmitHookAdapter):
             raise SparkJobError(f"The Spark job failed: {submit_error}")
         return result
 
-    def _local_dump_instead(self, dump: str, prepare: Any, error: BaseException) -> tuple[str, list[str], bool]:
+    def _read(self, dump: str, launch: Launch, *, failed: bool) -> JobResult:
+        """What the job dumped; a dump that cannot be reached or read is a warning."""
+        try:
+            with dump_location.fetched(dump) as local:
+                result = read_dump(local, _json_loads())
+                finished = os.path.exists(os.path.join(local, RESULT))
+        except dump_location.DumpLocationError as e:
+            return JobResult(warnings=[str(e)])
+        if launch.listener and not finished and not failed:
+            # The application ended well, so the listener never wrote its result: it could not write the
+            # dump, or Spark did not run it. read_dump's warnings (no result file: "killed or crashed", no
+            # plans file) would send the reader astray, so this one line replaces them.
+            line = (f"the JVM listener left no result in {dump} (it could not write there, or did not run: its "
+                    "warning is in the Spark driver's log)")
+            self.log.warning("No plan column lineage: %s", line)
+            return JobResult(records=result.records, warnings=[f"no plan lineage: {line}"])
+        return result
+
+    def _local_dump_instead(self, dump: str, prepare: Callable[[str], Launch], error: BaseException
+                            ) -> tuple[str, Launch, bool]:
         """``dump_uri`` cannot be written. The dump is lineage's, the job is the user's: where the driver
         runs on this worker (client mode, embedded Spark) the job goes on with a local dump, and the
         lineage says what to fix; in cluster mode the script cannot reach the driver at all, and the
@@ -267,12 +342,14 @@ class SparkLineageHook(SubmitHookAdapter):
         self.log.warning("%s", self._dump_warning)
         return local, prepare(local), not self._keep_dump
 
-    def check_deploy_mode(self) -> None:
-        """Cluster deploy mode needs a shared dump location, and a manager that runs Python drivers."""
+    def check_deploy_mode(self, *, python: bool = True) -> None:
+        """Cluster deploy mode needs a shared dump location, and a manager that runs the driver: our
+        Python driver (``python``) does not run on Spark's standalone master in cluster mode, a JVM
+        application does."""
         if not self.cluster_mode:
             return
         master = self.connection_info.get("master") or ""
-        if master.startswith("spark://"):
+        if master.startswith("spark://") and python:
             raise SparkJobError(
                 f"Spark's standalone master ({master}) cannot run Python applications in cluster deploy "
                 "mode, and our driver is a Python application. Use client deploy mode (the driver runs "
@@ -287,6 +364,18 @@ class SparkLineageHook(SubmitHookAdapter):
                 "e.g. hdfs://namenode:8020/tmp/airflow-lineage, s3a://bucket/airflow-lineage or "
                 "file:///mnt/shared/airflow-lineage."
             )
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What one run submits: ``application`` (our driver, or the user's jar) with ``args``.
+    ``listener``: the JVM listener is added; ``uncaptured``: why the job runs without any capture
+    (its dump is then not read)."""
+
+    args: list[str]
+    application: str = local_spark.DRIVER
+    listener: bool = False
+    uncaptured: str = ""
 
 
 def job_modules() -> list[str]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+from airflow.providers.common.compat.sdk import AirflowException  # what the provider's hook raises
 
 # What we rely on, by class: methods we override or call, and attributes set by the class's __init__.
 RELIED_ON: dict[str, tuple[str, ...]] = {
@@ -22,7 +23,8 @@ RELIED_ON: dict[str, tuple[str, ...]] = {
                         "_mask_cmd", "_process_spark_submit_log", "_conf", "_py_files", "_env",
                         "_application_args", "_connection", "_conn_id", "_principal", "_keytab", "_submit_sp",
                         "_should_track_driver_status", "_should_track_driver_via_k8s_api", "_is_yarn_cluster_mode",
-                        "_yarn_track_via_rm_api"),
+                        "_yarn_track_via_rm_api", "_jars", "_java_class", "_properties_file", "_env_vars",
+                        "_start_driver_status_tracking", "_driver_status", "_driver_id"),
     "SparkSqlHook": ("_master", "_name", "_total_executor_cores", "_executor_cores", "_executor_memory", "_keytab",
                      "_principal", "_num_executors", "_verbose", "_yarn_queue"),
     "SparkSubmitOperator": ("_get_hook", "_java_class", "_openlineage_inject_parent_job_info",
@@ -109,6 +111,40 @@ class SubmitHookAdapter(SparkSubmitHook):
 
     def set_application_args(self, args: list[str]) -> None:
         self._application_args = args
+
+    @property
+    def submit_jars(self) -> str | None:
+        """``--jars``: the comma-separated jars given to the hook."""
+        return self._jars
+
+    @submit_jars.setter
+    def submit_jars(self, jars: str | None) -> None:
+        self._jars = jars
+
+    @property
+    def main_class(self) -> str | None:
+        """``--class``: a JVM application's main class."""
+        return self._java_class
+
+    @property
+    def properties_file(self) -> str | None:
+        """``--properties-file``: loaded by spark-submit instead of ``spark-defaults.conf``."""
+        return self._properties_file
+
+    @property
+    def job_env(self) -> dict[str, Any]:
+        """The environment variables given for the job (``env_vars``): spark-submit's own in client mode."""
+        return self._env_vars or {}
+
+    def follow_driver(self) -> None:
+        """In standalone cluster deploy mode spark-submit returns once the master accepted the driver:
+        wait for the driver to end, polling its status as the provider does, and raise unless it
+        finished cleanly. Other modes: spark-submit itself waits, nothing to do."""
+        if not self._should_track_driver_status:
+            return
+        self._start_driver_status_tracking()
+        if self._driver_status != "FINISHED":
+            raise AirflowException(f"The Spark driver {self._driver_id} ended with status {self._driver_status}")
 
     @property
     def kerberos(self) -> tuple[str | None, str | None]:

@@ -1,7 +1,7 @@
 """Operators that run Spark with ``spark-submit`` and attach the job's column lineage to the task.
 
-``SparkSqlLineageOperator`` runs a Spark SQL script, ``SparkSubmitLineageOperator`` a PySpark
-application; both stand on a private base that holds the ``spark-submit`` parameters and runs
+``SparkSqlLineageOperator`` runs a Spark SQL script, ``SparkSubmitLineageOperator`` an application
+(PySpark, or a JVM application's jar); both stand on a private base that holds the ``spark-submit`` parameters and runs
 the job. What they report, and how they answer the OpenLineage provider, is the reporting
 piece's (``operators/reporting.py``).
 """
@@ -104,8 +104,13 @@ class _SparkLineageOperator(ReportsLineage, BaseOperator):
                 num_executors=self.num_executors, total_executor_cores=self.total_executor_cores,
                 name=self.name, env_vars=self.env_vars, deploy_mode=self.deploy_mode,
                 verbose=self.verbose, keep_dump=self.keep_dump, dump_uri=self.dump_uri,
+                **self._hook_arguments(),
             )
         return self._hook
+
+    def _hook_arguments(self) -> dict[str, Any]:
+        """``SparkSubmitHook`` arguments of one operator alone."""
+        return {}
 
     @property
     def lineage_reporter(self) -> LineageReporter:
@@ -219,35 +224,46 @@ class SparkSqlLineageOperator(_SparkLineageOperator):
 
 
 class SparkSubmitLineageOperator(_SparkLineageOperator):
-    """Run your own PySpark application with spark-submit and push its column lineage to XCom.
+    """Run your own Spark application with spark-submit and push its column lineage to XCom.
 
-    A drop-in for ``SparkSubmitOperator`` for Python applications: the script runs unchanged
-    under the provider's driver, which installs the capture before the script's first line.
-    Its ``SparkSession.builder.getOrCreate()`` gets the driver's session, so every write it
-    makes (``saveAsTable``, ``insertInto``, ``write.parquet(path)``, ``write.jdbc``,
-    ``writeTo(...)``, SQL inserts, streaming queries) is captured, each once, through temp
-    views and cached DataFrames. An exception in the script fails the task with the script's
-    own error message; no lineage is pushed then.
+    A drop-in for ``SparkSubmitOperator``. A PySpark application (``.py``) runs unchanged under the
+    provider's driver, which installs the capture before the script's first line. Its
+    ``SparkSession.builder.getOrCreate()`` gets the driver's session, so every write it makes
+    (``saveAsTable``, ``insertInto``, ``write.parquet(path)``, ``write.jdbc``, ``writeTo(...)``, SQL
+    inserts, streaming queries) is captured, each once, through temp views and cached DataFrames. A
+    JVM application (a jar, with ``java_class``) is submitted itself, with the provider's JVM listener
+    added to it (``--jars``, ``spark.sql.queryExecutionListeners`` after any listener you set): its
+    writes are captured inside the JVM, and reported alike. An exception in the application fails the
+    task with its own error message; no lineage is pushed then.
 
-    :param application: the PySpark script (a local path, or a URI the driver can read) (templated).
-    :param application_args: its arguments (``sys.argv[1:]`` in the script) (templated).
+    :param application: the PySpark script or the application jar (a local path, or a URI the driver
+        can read) (templated).
+    :param application_args: its arguments (``sys.argv[1:]`` in a script, ``main``'s ``args`` in a jar)
+        (templated).
+    :param java_class: a JVM application's main class (``--class``; default: the jar's ``Main-Class``)
+        (templated).
     Every other parameter is the ``spark-submit`` one of ``SparkSubmitOperator`` (``conn_id``,
     ``conf``, ``py_files``, ``files``, ``jars``, ``packages``, ``deploy_mode``, ``dump_uri``, ...),
     described on ``_SparkLineageOperator``.
     """
 
-    template_fields: Sequence[str] = ("application", "application_args", "conf", "files", "py_files", "jars",
-                                      "packages", "name", "env_vars", "dump_uri")
+    template_fields: Sequence[str] = ("application", "application_args", "java_class", "conf", "files", "py_files",
+                                      "jars", "packages", "name", "env_vars", "dump_uri")
     template_fields_renderers = {"conf": "json", "application_args": "json"}
     ui_color = "#e8d3a0"
 
-    def __init__(self, *, application: str, application_args: list[Any] | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, application: str, application_args: list[Any] | None = None,
+                 java_class: str | None = None, **kwargs: Any) -> None:
         for sql_only in ("sql", "keep_going", "lineage_schema", "schema_cache"):
             if sql_only in kwargs:  # a task moved over from the SQL operator: say why, not just "invalid"
-                raise TypeError(f"SparkSubmitLineageOperator takes no {sql_only!r}: it runs a PySpark application")
+                raise TypeError(f"SparkSubmitLineageOperator takes no {sql_only!r}: it runs an application")
         super().__init__(**kwargs)
         self.application = application
         self.application_args = application_args
+        self.java_class = java_class
+
+    def _hook_arguments(self) -> dict[str, Any]:
+        return {"java_class": self.java_class}
 
     def _run_job(self) -> JobResult:
         return self.hook.run_application(self.application, self.application_args)

@@ -10,9 +10,10 @@ needed), asset events.
 The job runs as the stock operator runs it: a ``SparkSubmitOperator``'s every setting is the one its
 own hook resolved (``SparkLineageHook.adopting``); a ``SparkSqlOperator``'s SQL goes through our
 driver under ``spark-submit`` with the master, conf, name, cores, memory, queue and keytab its hook
-resolved, with Hive support as ``spark-sql`` has. Where no plan can be captured (a JVM application,
-cluster deploy mode without ``dump_uri``, a driver tracked through the cluster's API) the stock
-``execute()`` runs untouched and one log line says why; a ``SparkSqlOperator``'s SQL then still gets
+resolved, with Hive support as ``spark-sql`` has. A JVM application (a jar) is submitted itself, with the
+provider's JVM listener added (``hooks/jvm_listener.py``). Where no plan can be captured (an application
+that is neither, cluster deploy mode without ``dump_uri``, a driver tracked through the cluster's API) the
+stock ``execute()`` runs untouched and one log line says why; a ``SparkSqlOperator``'s SQL then still gets
 its static lineage. Nothing here changes a task's outcome: a failure of ours before Spark starts
 runs the stock ``execute()`` instead. What the Spark provider keeps in private attributes is read
 through ``hooks/spark_provider.py``.
@@ -117,20 +118,21 @@ class _StockSparkSubmit(_StockLineage):
         return LineageReporter()  # an application: no SQL text, no static lineage
 
     def _capture_hook(self) -> tuple[SparkLineageHook | None, str]:
-        from airflow_lineage_provider.hooks import spark_provider
+        from airflow_lineage_provider.hooks import jvm_listener, spark_provider
         from airflow_lineage_provider.hooks.spark_lineage import SparkJobError, SparkLineageHook
 
         task = spark_provider.submit_task(self)
         application = str(self.application or "")
-        if task.java_class or not application.endswith(".py"):
-            return None, (f"{application or 'the application'} is a JVM application: the capture runs "
-                          "PySpark applications (.py) only")
+        jvm = jvm_listener.is_jvm_application(application, task.java_class)
+        if not jvm and not application.endswith(".py"):
+            return None, (f"{application or 'the application'} is neither a PySpark application (.py) nor a JVM "
+                          "application (a jar)")
         stock = task.hook()
         if spark_provider.tracks_driver_through_cluster_api(stock):
             return None, "the stock operator tracks this driver through the cluster's API (cluster deploy mode)"
         hook = SparkLineageHook.adopting(stock)
         try:
-            hook.check_deploy_mode()
+            hook.check_deploy_mode(python=not jvm)
         except SparkJobError as e:  # e.g. cluster deploy mode without dump_uri
             return None, str(e)
         return hook, ""

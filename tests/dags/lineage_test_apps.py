@@ -1,4 +1,4 @@
-"""Test DAGs running PySpark applications with SparkSubmitLineageOperator (embedded Spark)."""
+"""Test DAGs running applications with SparkSubmitLineageOperator (embedded Spark): PySpark scripts and a jar."""
 
 from __future__ import annotations
 
@@ -25,3 +25,19 @@ with DAG(dag_id="lineage_test_streaming", schedule=None, start_date=START, catch
 with DAG(dag_id="lineage_test_app_failure", schedule=None, start_date=START, catchup=False) as failing:
     SparkSubmitLineageOperator(task_id="failing_app", retries=0, application=str(APPS / "failing.py"),
                                conf={"spark.sql.catalogImplementation": "in-memory"})
+
+# A JVM application (tests/java/jvmapp, compiled by the test: AIRFLOW_LINEAGE_TEST_JVM_APP) under the provider's
+# JVM listener, beside a query listener of the user's own (MarkListener, in the application's jar) that must
+# still run: it appends each action to JAR_MARK.
+JAR_OUT = Path(os.environ.get("AIRFLOW_HOME", "/tmp")) / "jar_app"
+JAR_MARK = JAR_OUT.parent / "jar_app_mark.txt"
+
+with DAG(dag_id="lineage_test_jar", schedule=None, start_date=START, catchup=False) as jar_app:
+    SparkSubmitLineageOperator(
+        task_id="write_range", retries=0,
+        application=os.environ.get("AIRFLOW_LINEAGE_TEST_JVM_APP", "jvm-app.jar"),
+        java_class="lineagetest.WriteRange",
+        application_args=[str(JAR_OUT / "range"), str(JAR_OUT / "total")],
+        conf={"spark.sql.catalogImplementation": "in-memory", "spark.sql.queryExecutionListeners":
+              "lineagetest.MarkListener", "spark.lineagetest.mark": str(JAR_MARK)},
+    )

@@ -7,7 +7,7 @@ import os
 import pendulum
 from airflow.sdk import DAG
 
-from airflow_lineage_provider.operators.spark_lineage import SparkSqlLineageOperator
+from airflow_lineage_provider.operators.spark_lineage import SparkSqlLineageOperator, SparkSubmitLineageOperator
 
 HOME = os.environ.get("AIRFLOW_HOME", "/tmp")
 DUMP_URI_OUT = os.path.join(HOME, "fault_dump_uri_out")
@@ -88,3 +88,31 @@ with DAG(dag_id="lineage_fault_xcoms", schedule=None, start_date=START) as bad_x
     PythonOperator(task_id="good", python_callable=_push_lineage, op_args=[GOOD_DOCUMENT])
     for _task_id, (_value, _) in MALFORMED_XCOMS.items():
         PythonOperator(task_id=_task_id, python_callable=_push_lineage, op_args=[_value])
+
+# A JVM application (tests/java/jvmapp, AIRFLOW_LINEAGE_TEST_JVM_APP) under the JVM listener, with the listener's
+# faults: the test damages or removes the shipped jar (jar_app), the dump cannot be written by this worker
+# (/proc) or by the Spark driver (memory://: fsspec's in-process file system, which Hadoop has no client for),
+# or the listener throws describing each write (its test switch).
+JAR_FAULT_OUT = os.path.join(HOME, "fault_jar_out")
+_JVM_APP = os.environ.get("AIRFLOW_LINEAGE_TEST_JVM_APP", "jvm-app.jar")
+_IN_MEMORY = {"spark.sql.catalogImplementation": "in-memory"}  # no Hive catalog needed: starts faster
+
+
+def _jar_task(task_id: str, out: str, **kwargs) -> SparkSubmitLineageOperator:
+    return SparkSubmitLineageOperator(task_id=task_id, retries=0, application=_JVM_APP,
+                                      java_class="lineagetest.WriteRange",
+                                      application_args=[f"{JAR_FAULT_OUT}/{out}/range", f"{JAR_FAULT_OUT}/{out}/total"],
+                                      **{"conf": _IN_MEMORY, **kwargs})
+
+
+with DAG(dag_id="lineage_fault_jar", schedule=None, start_date=START) as jar_app:
+    _jar_task("jar_app", "jar_app")
+
+with DAG(dag_id="lineage_fault_jar_dump_uri", schedule=None, start_date=START) as jar_dump_uri:
+    _jar_task("unwritable_dump_uri", "dump_uri", dump_uri="file:///proc/airflow-lineage-forbidden")
+
+with DAG(dag_id="lineage_fault_jar_driver_dump", schedule=None, start_date=START) as jar_driver_dump:
+    _jar_task("driver_cannot_write", "driver_dump", dump_uri="memory://airflow-lineage-faults")
+
+with DAG(dag_id="lineage_fault_jar_listener_throws", schedule=None, start_date=START) as jar_listener_throws:
+    _jar_task("listener_throws", "listener_throws", conf={**_IN_MEMORY, "spark.airflow.lineage.failForTest": "describe"})

@@ -1,7 +1,7 @@
 """Stock Spark tasks for tests/integration/test_stock_operators.py, run with the option off, on, and on with
 the capture broken: SparkSqlOperator tasks (one writes, one's second statement fails in Spark) and
 SparkSubmitOperator tasks (a PySpark application that writes, one that fails halfway, and a JVM application,
-``AIRFLOW_LINEAGE_TEST_JVM_APP``, which no capture can run under)."""
+``AIRFLOW_LINEAGE_TEST_JVM_APP``, that writes twice, and fails when given no output)."""
 
 from __future__ import annotations
 
@@ -40,4 +40,7 @@ with DAG(dag_id="lineage_stock_sql", schedule=None, start_date=pendulum.datetime
                         application=str(APPS / "failing.py"))
     SparkSubmitOperator(task_id="jvm_app", conn_id="spark_local", conf=CONF, retries=0,
                         application=os.environ.get("AIRFLOW_LINEAGE_TEST_JVM_APP", "jvm-app.jar"),
-                        java_class="lineagetest.WriteRange", application_args=[f"{OUT}/jvm_range"])
+                        java_class="lineagetest.WriteRange", application_args=[f"{OUT}/jvm_range", f"{OUT}/jvm_total"])
+    SparkSubmitOperator(task_id="jvm_app_fails", conn_id="spark_local", conf=CONF, retries=0,
+                        application=os.environ.get("AIRFLOW_LINEAGE_TEST_JVM_APP", "jvm-app.jar"),
+                        java_class="lineagetest.WriteRange")  # no output path: main() throws before writing

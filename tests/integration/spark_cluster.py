@@ -27,6 +27,8 @@ class StandaloneCluster:
     workdir: Path
     port: int = field(default_factory=free_port)
     webui_port: int = field(default_factory=free_port)
+    # The master's REST server: what the Spark provider polls a cluster-mode driver's status through.
+    rest_port: int = field(default_factory=free_port)
     processes: list[subprocess.Popen] = field(default_factory=list)
 
     @property
@@ -36,6 +38,7 @@ class StandaloneCluster:
     def _env(self) -> dict[str, str]:
         return {**os.environ, "SPARK_HOME": local_spark.spark_home(), "SPARK_LOCAL_IP": "127.0.0.1",
                 "SPARK_NO_DAEMONIZE": "1", "PYSPARK_PYTHON": sys.executable,
+                "SPARK_MASTER_OPTS": f"-Dspark.master.rest.enabled=true -Dspark.master.rest.port={self.rest_port}",
                 "SPARK_LOG_DIR": str(self.workdir), "SPARK_WORKER_DIR": str(self.workdir / "work")}
 
     def _start(self, name: str, *args: str) -> subprocess.Popen:
@@ -52,7 +55,8 @@ class StandaloneCluster:
                     "--port", str(self.port), "--webui-port", str(self.webui_port))
         self._wait(lambda state: state.get("status") == "ALIVE", "master", timeout)
         self._start("worker", "org.apache.spark.deploy.worker.Worker", self.master_url, "--host", "127.0.0.1",
-                    "--cores", "1", "--memory", "1g", "--webui-port", str(free_port()),
+                    # Two cores: a driver in cluster deploy mode takes one of the worker's, its executor the other.
+                    "--cores", "2", "--memory", "1g", "--webui-port", str(free_port()),
                     "--work-dir", str(self.workdir / "work"))
         self._wait(lambda state: any(w.get("state") == "ALIVE" for w in state.get("workers", [])), "worker", timeout)
         return self

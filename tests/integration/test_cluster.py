@@ -3,7 +3,8 @@
 The example DAG runs through an Airflow ``spark`` connection and must give the lineage the
 embedded run gives; a PySpark application runs with ``dump_uri`` on a shared ``file://``
 directory, which the driver writes through Hadoop's FileSystem API and the hook reads back.
-Client deploy mode: Spark's standalone master refuses cluster mode for Python applications.
+Client deploy mode for Python: Spark's standalone master refuses cluster mode for Python applications; a jar
+runs in cluster mode, under the JVM listener.
 """
 
 from __future__ import annotations
@@ -105,3 +106,33 @@ def test_dump_uri_on_a_shared_directory_written_through_hadoop_fs(airflow_db, cl
         "born": {("spark_catalog.default.ods_users", "birthday", "TRANSFORMATION")},
     }
     assert (out / "_SUCCESS").exists(), "the executor on the worker wrote the result"
+
+
+def test_a_jar_in_standalone_cluster_mode_runs_under_the_listener_with_dump_uri(airflow_db, cluster, cluster_env,
+                                                                              tmp_path, monkeypatch):
+    """Spark's standalone master runs a JVM application's driver on a worker (cluster deploy mode): the listener
+    jar reaches it through dump_uri, the hook follows the driver to its end as the Spark provider does (through
+    the master's REST server), then reads the dump the listener wrote there."""
+    from airflow_lineage_provider.hooks.spark_lineage import SparkLineageHook
+    from airflow_lineage_provider.lineage.extract import from_records
+    from tests.rowlevel import jvm_app_jar
+
+    conf, _ = cluster_env
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_TEST_CLUSTER_MODE", json.dumps({
+        "conn_type": "spark", "host": "spark://127.0.0.1", "port": cluster.port,
+        "extra": {"deploy-mode": "cluster", "rest-port": cluster.rest_port}}))
+    shared, out = tmp_path / "shared", tmp_path / "out"
+    hook = SparkLineageHook(conn_id="spark_test_cluster_mode", java_class="lineagetest.WriteRange",
+                            conf={**conf, "spark.driver.memory": "512m"}, dump_uri=f"file://{shared}",
+                            keep_dump=True, name="airflow-lineage-jar-cluster-mode")
+    result = hook.run_application(jvm_app_jar(), [str(out / "range"), str(out / "total")])
+    [run_dir] = shared.iterdir()
+    assert {"plans.jsonl", "result.json", "airflow-lineage-listener.jar"} <= {p.name for p in run_dir.iterdir()}
+    assert hook._driver_status == "FINISHED" and result.error is None
+    first, second = from_records(result.records, result.warnings).statements
+    assert [(s.target.namespace, s.target.name) for s in (first, second)] == [
+        ("file", str(out / "range")), ("file", str(out / "total"))]
+    source = str(out / "range")
+    assert {c: {(i.table, i.field, i.subtype) for i in inputs} for c, inputs in second.columns} == {
+        "id": {(source, "id", "IDENTITY")}, "total": {(source, "id", "TRANSFORMATION"), (source, "tens", "TRANSFORMATION")}}
+    assert (out / "total" / "_SUCCESS").exists(), "the driver on the worker ran the jar"

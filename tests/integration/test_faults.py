@@ -559,3 +559,152 @@ def html_unescape(text: str) -> str:
     import html
 
     return html.unescape(text)
+
+
+# -- a JVM application under the listener: its faults cost the lineage, never the job ---------------------
+
+
+@pytest.fixture(scope="module")
+def jar_without_capture(tmp_path_factory, spark) -> dict[str, list]:
+    """What the jar (tests/java/jvmapp) writes run by spark-submit alone, no listener: what each fault run must
+    write too."""
+    import os
+    import subprocess
+
+    from airflow_lineage_provider.hooks import local_spark
+    from tests.rowlevel import jvm_app_jar
+
+    out = tmp_path_factory.mktemp("jar_alone")
+    proc = subprocess.run([local_spark.spark_submit(), "--master", "local[*]", "--conf", "spark.ui.enabled=false",
+                           "--class", "lineagetest.WriteRange", jvm_app_jar(), str(out / "range"), str(out / "total")],
+                          env={**os.environ, **local_spark.local_env()}, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return jar_rows(spark, str(out))
+
+
+def jar_rows(spark, out: str) -> dict[str, list]:
+    return {name: sorted(tuple(r) for r in spark.read.parquet(f"{out}/{name}").collect()) for name in ("range", "total")}
+
+
+@pytest.fixture
+def shipped_jar(tmp_path, monkeypatch):
+    """The jar the hook checks, pointed at a copy of the package's that the test may damage or remove (the
+    package's own is never touched); the jar application's path for the DAG file."""
+    import shutil
+
+    from airflow_lineage_provider.hooks import jvm_listener
+    from tests.rowlevel import jvm_app_jar
+
+    monkeypatch.setenv("AIRFLOW_LINEAGE_TEST_JVM_APP", jvm_app_jar())
+    jar = tmp_path / "shipped" / jvm_listener.JAR.name
+    jar.parent.mkdir()
+    shutil.copy(jvm_listener.JAR, jar)
+    monkeypatch.setattr(jvm_listener, "JAR", jar)
+    return jar
+
+
+def run_jar_fault(name: str, out: str, capfd) -> tuple[object, str, dict]:
+    import shutil
+
+    from tests.dags.lineage_test_faults import JAR_FAULT_OUT
+
+    shutil.rmtree(f"{JAR_FAULT_OUT}/{out}", ignore_errors=True)
+    return run_fault_dag(name, capfd)
+
+
+def said_once(printed: str, start: str) -> str:
+    """The one log line holding ``start``: from there, without the log's own suffix (`` [logger] loc=...``)."""
+    import re
+
+    lines = [line for line in printed.splitlines() if start in line]
+    assert len(lines) == 1, lines
+    return re.sub(r"\s+\[[\w.]+\]\s+loc=\S+$", "", lines[0][lines[0].index(start):])
+
+
+def test_a_listener_jar_removed_after_the_check_costs_nothing(airflow_db, spark, capfd, monkeypatch, shipped_jar,
+                                                             jar_without_capture):
+    """The package's jar disappears (an upgrade, a cleaner) between the check and spark-submit: the run's own
+    checked copy is what Spark loads, so the job and its lineage are whole."""
+    from airflow_lineage_provider.hooks import jvm_listener
+    from tests.dags.lineage_test_faults import JAR_FAULT_OUT
+
+    check = jvm_listener.checked_copy
+
+    def check_then_remove(directory: str):
+        checked = check(directory)
+        shipped_jar.unlink()
+        return checked
+
+    monkeypatch.setattr(jvm_listener, "checked_copy", check_then_remove)
+    run, printed, docs = run_jar_fault("jar_app", "jar_app", capfd)
+    assert run.state == "success" and not shipped_jar.exists()
+    assert jar_rows(spark, f"{JAR_FAULT_OUT}/jar_app") == jar_without_capture
+    assert [(s["method"], s["target"]["name"]) for s in docs["jar_app"]["statements"]] == [
+        ("plan", f"{JAR_FAULT_OUT}/jar_app/range"), ("plan", f"{JAR_FAULT_OUT}/jar_app/total")]
+    assert "No plan column lineage" not in printed
+
+
+def test_a_damaged_listener_jar_is_not_added_the_jar_runs_and_one_line_says_why(airflow_db, spark, capfd,
+                                                                               shipped_jar, jar_without_capture):
+    """Spark fails a session whose listener class cannot load: a jar that fails its check is never added."""
+    from airflow_lineage_provider.hooks.jvm_listener import CLASS_ENTRIES
+    from tests.dags.lineage_test_faults import JAR_FAULT_OUT
+    from tests.helpers import damage_crc
+
+    damage_crc(shipped_jar, CLASS_ENTRIES[0])
+    run, printed, docs = run_jar_fault("jar_app", "jar_app", capfd)
+    assert run.state == "success"
+    assert jar_rows(spark, f"{JAR_FAULT_OUT}/jar_app") == jar_without_capture
+    why = (f"the listener jar {shipped_jar} is damaged (its entry {CLASS_ENTRIES[0]} fails its CRC check): the "
+           "application runs without the listener")
+    assert docs["jar_app"]["statements"] == [] and docs["jar_app"]["warnings"] == [f"no plan lineage: {why}"]
+    assert said_once(printed, "No plan column lineage:") == f"No plan column lineage: {why}"
+    assert "airflow_lineage.listener" not in printed  # not in the submitted command either
+
+
+def test_a_dump_uri_this_worker_cannot_write_leaves_the_jar_a_local_dump(airflow_db, spark, capfd, shipped_jar,
+                                                                        jar_without_capture):
+    from tests.dags.lineage_test_faults import JAR_FAULT_OUT
+
+    run, printed, docs = run_jar_fault("jar_dump_uri", "dump_uri", capfd)
+    assert run.state == "success"
+    assert jar_rows(spark, f"{JAR_FAULT_OUT}/dump_uri") == jar_without_capture
+    [doc] = docs.values()
+    warning = ("dump_uri file:///proc/airflow-lineage-forbidden cannot be written (No such file or directory): the "
+               "job ran with a local plan dump instead; fix dump_uri (a directory this worker can write) for "
+               "cluster mode")
+    assert doc["warnings"] == [warning]
+    assert [s["method"] for s in doc["statements"]] == ["plan", "plan"]  # the local dump gave the lineage
+    assert said_once(printed, "dump_uri file:///proc/") == warning
+
+
+def test_a_dump_the_spark_driver_cannot_write_costs_the_lineage_one_line(airflow_db, spark, capfd, shipped_jar,
+                                                                        jar_without_capture):
+    """memory:// is fsspec's in-process file system: this worker makes the run's directory, the driver's
+    Hadoop has no client for it, so the listener cannot write its dump."""
+    from tests.dags.lineage_test_faults import JAR_FAULT_OUT
+
+    run, printed, docs = run_jar_fault("jar_driver_dump", "driver_dump", capfd)
+    assert run.state == "success"
+    assert jar_rows(spark, f"{JAR_FAULT_OUT}/driver_dump") == jar_without_capture
+    [doc] = docs.values()
+    assert doc["statements"] == []
+    [warning] = doc["warnings"]
+    assert warning.startswith("no plan lineage: the JVM listener left no result in memory://airflow-lineage-faults/run-")
+    assert warning.endswith("(it could not write there, or did not run: its warning is in the Spark driver's log)")
+    assert said_once(printed, "No plan column lineage:") == "No plan column lineage: " + warning[len("no plan lineage: "):]
+    assert "[airflow-lineage] warning: the plan dump memory://airflow-lineage-faults/run-" in printed  # the driver's
+
+
+def test_a_listener_that_throws_costs_each_write_its_lineage_not_the_job(airflow_db, spark, capfd, shipped_jar,
+                                                                        jar_without_capture):
+    from tests.dags.lineage_test_faults import JAR_FAULT_OUT
+
+    run, printed, docs = run_jar_fault("jar_listener_throws", "listener_throws", capfd)
+    assert run.state == "success"
+    assert jar_rows(spark, f"{JAR_FAULT_OUT}/listener_throws") == jar_without_capture
+    [doc] = docs.values()
+    assert doc["statements"] == []
+    assert len(doc["warnings"]) == 2 and all(
+        w.startswith("a write's plan was not captured (") and "forced by spark.airflow.lineage.failForTest" in w
+        for w in doc["warnings"]), doc["warnings"]

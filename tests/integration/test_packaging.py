@@ -52,3 +52,30 @@ def test_static_extractor_runs_on_the_compiled_sqlglot():
     assert st.warnings == () and st.method == "sql"
     assert {(i.field, i.subtype, i.expression) for i in st.column_map["s"]} == {
         ("a", "TRANSFORMATION", "(t.a + (t.b * 2))"), ("b", "TRANSFORMATION", "(t.a + (t.b * 2))")}
+
+
+def test_the_wheel_ships_the_listener_jar_and_its_java_sources(tmp_path):
+    """Built from this tree as pip builds it (its own build environment, as a user's pip), the wheel holds the JVM
+    listener's committed jar, byte for byte, and its Java sources: the hook adds the jar to JVM applications."""
+    import shutil
+    import zipfile
+
+    from airflow_lineage_provider.hooks import jvm_listener
+    from tests.helpers import ROOT
+
+    tree = tmp_path / "tree"  # a copy: a build writes build/ and *.egg-info beside the sources
+    shutil.copytree(ROOT, tree, ignore=shutil.ignore_patterns(".venv", ".git", ".airflow", "node_modules", "build",
+                                                              "dist", "*.egg-info", "__pycache__"))
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
+                           str(tmp_path / "dist"), str(tree)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [wheel] = (tmp_path / "dist").glob("airflow_lineage_provider-*.whl")
+    package = jvm_listener.JAR.parents[2]
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        jar = jvm_listener.JAR.relative_to(package.parent).as_posix()
+        assert archive.read(jar) == jvm_listener.JAR.read_bytes()
+    sources = {p.relative_to(package.parent).as_posix() for p in jvm_listener.JAVA_SOURCES.rglob("*.java")}
+    assert sources and sources <= names, sorted(sources - names)
+    for entry in jvm_listener.CLASS_ENTRIES:
+        assert f"airflow_lineage_provider/job/listener/java/{entry[:-len('.class')]}.java" in names

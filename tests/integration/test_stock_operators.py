@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.airflow]
 DEMO = "spark_stock_operators_demo"
 REPORT = "spark_stock_city_report"
 OUT = os.path.join(os.environ["AIRFLOW_LINEAGE_LOCAL_DIR"], "stock_demo")
-ORDERS, TOTALS = f"{OUT}/orders", f"{OUT}/city_totals"
+ORDERS, TOTALS, BANDS = f"{OUT}/orders", f"{OUT}/city_totals", f"{OUT}/order_bands"
 CSV = str(DAGS / "data" / "orders.csv")
 
 
@@ -94,7 +94,8 @@ def run_demo(spark, on: bool, **ol) -> dict[str, Any]:
         run = load_dag(DAGS / "spark_stock_operators_demo.py").test()
     return {"run": run, "states": task_states(DEMO, run.run_id), "xcom": xcoms(DEMO, run.run_id),
             "assets": asset_events(DEMO, run.run_id), "queued": queued_for(REPORT),
-            "data": {"orders": rows(spark, ORDERS), "city_totals": rows(spark, TOTALS)}}
+            "data": {"orders": rows(spark, ORDERS), "city_totals": rows(spark, TOTALS),
+                     "order_bands": rows(spark, BANDS)}}
 
 
 @pytest.fixture(scope="module")
@@ -135,10 +136,13 @@ def test_the_option_is_declared_with_its_description_and_off_by_default(airflow_
 
 def test_both_runs_succeed_and_write_the_same_data(off_run, on_run):
     assert off_run["run"].state == on_run["run"].state == "success"
-    assert off_run["states"] == on_run["states"] == {"clean_orders": "success", "city_totals": "success"}
+    assert off_run["states"] == on_run["states"] == {"clean_orders": "success", "city_totals": "success",
+                                                     "build_order_bands_jar": "success", "order_bands": "success"}
     assert off_run["data"] == on_run["data"]
     assert on_run["data"]["city_totals"] == expected_totals()
     assert len(on_run["data"]["orders"]) == 4  # the paid orders
+    assert on_run["data"]["order_bands"] == [("1", "Berlin", "large"), ("2", "Paris", "large"), ("4", "Lyon", "small"),
+                                             ("5", "Paris", "small")]
 
 
 def test_with_the_option_off_there_is_no_lineage(off_run):
@@ -181,6 +185,23 @@ def test_xcom_lineage_of_the_sql_edge_by_edge_and_both_extractors_agree(on_run):
     assert write["agreement"]["static"] == "same"
 
 
+def test_xcom_lineage_of_the_jvm_application_edge_by_edge(on_run):
+    doc = on_run["xcom"]["order_bands"]
+    [write] = doc["statements"]
+    assert write["method"] == "plan" and write["confidence"] == 1.0
+    assert (write["target"]["namespace"], write["target"]["name"]) == ("file", BANDS)
+    assert edges(write) == BANDS_EDGES
+    assert [(i["table"], i["field"], i["subtype"]) for i in write["indirect"]] == BANDS_INDIRECT
+
+
+BANDS_EDGES = {
+    "order_id": {(ORDERS, "order_id", "IDENTITY")},
+    "city": {(ORDERS, "city", "IDENTITY")},
+    "band": set(),  # a literal, chosen by a condition on amount: an indirect input
+}
+BANDS_INDIRECT = [(ORDERS, "amount", "CONDITIONAL")]
+
+
 # -- on: OpenLineage ------------------------------------------------------------------------------------
 
 
@@ -190,7 +211,7 @@ def test_openlineage_complete_events_are_valid_and_carry_the_column_lineage(on_r
     for event in events:
         validate_event(event, schemas)
     outputs = {}
-    for task in ("clean_orders", "city_totals"):
+    for task in ("clean_orders", "city_totals", "order_bands"):
         complete = task_event(events, f"{DEMO}.{task}", "COMPLETE")
         [output] = complete["outputs"]
         lineage = output["facets"]["columnLineage"]["fields"]
@@ -207,6 +228,8 @@ def test_openlineage_complete_events_are_valid_and_carry_the_column_lineage(on_r
         "total": {(ORDERS, "amount", "AGGREGATION")},
         "orders": {(ORDERS, "order_id", "AGGREGATION")},
     })
+    # A column with no direct input has no entry in the facet (band's condition is dataset-level, indirect).
+    assert outputs["order_bands"] == ("file", BANDS, {c: inputs for c, inputs in BANDS_EDGES.items() if inputs})
     sql_start = task_event(events, f"{DEMO}.city_totals", "START")
     assert "GROUP BY city" in sql_start["job"]["facets"]["sql"]["query"]  # the stock task's rendered SQL
 
@@ -216,11 +239,14 @@ def test_openlineage_complete_events_are_valid_and_carry_the_column_lineage(on_r
 
 def test_each_write_is_an_asset_event_named_as_the_openlineage_dataset(on_run):
     assets = on_run["assets"]
-    assert set(assets) == {("clean_orders", f"file://{ORDERS}"), ("city_totals", f"file://{TOTALS}")}
+    assert set(assets) == {("clean_orders", f"file://{ORDERS}"), ("city_totals", f"file://{TOTALS}"),
+                           ("order_bands", f"file://{BANDS}")}
     orders = assets["clean_orders", f"file://{ORDERS}"]
     totals = assets["city_totals", f"file://{TOTALS}"]
+    bands = assets["order_bands", f"file://{BANDS}"]
     assert orders["inputs"] == [f"file://{CSV}"] and orders["columns"] == ["order_id", "city", "amount"]
     assert totals["inputs"] == [f"file://{ORDERS}"] and totals["columns"] == ["city", "total", "orders"]
+    assert bands["inputs"] == [f"file://{ORDERS}"] and bands["columns"] == ["order_id", "city", "band"]
     for task, uri in assets:  # the same name as the OpenLineage output
         [output] = task_event(on_run["events"], f"{DEMO}.{task}", "COMPLETE")["outputs"]
         assert uri == f"file://{output['name']}"
@@ -262,13 +288,14 @@ def run_sql_dag(spark, capfd, on: bool, **env: str) -> dict[str, Any]:
     return {"states": task_states(dag.dag_id, run.run_id), "xcom": xcoms(dag.dag_id, run.run_id),
             "log": out.out + out.err, "squares": rows(spark, f"{SQL_OUT}/squares"),
             "first": rows(spark, f"{SQL_OUT}/first"), "app_squares": rows(spark, f"{SQL_OUT}/app_squares"),
-            "jvm_range": rows(spark, f"{SQL_OUT}/jvm_range")}
+            "jvm_range": rows(spark, f"{SQL_OUT}/jvm_range"), "jvm_total": rows(spark, f"{SQL_OUT}/jvm_total")}
 
 
 def test_stock_tasks_off_on_and_with_the_capture_broken_end_alike(airflow_db, spark, capfd, monkeypatch):
     """Three runs of stock SparkSqlOperator tasks (one writes, one's second statement fails in Spark) and
-    SparkSubmitOperator tasks (an application that writes, one that fails halfway, a JVM application): the
-    option off (spark-sql, spark-submit), on, and on with the driver's capture import broken on purpose."""
+    SparkSubmitOperator tasks (an application that writes, one that fails halfway, a JVM application that writes
+    twice, one that fails): the option off (spark-sql, spark-submit), on, and on with the driver's capture import
+    broken on purpose (the JVM listener does not import it: its lineage stays)."""
     monkeypatch.setenv("AIRFLOW_LINEAGE_TEST_JVM_APP", jvm_app_jar())
     runs = {
         "off": run_sql_dag(spark, capfd, on=False),
@@ -276,18 +303,18 @@ def test_stock_tasks_off_on_and_with_the_capture_broken_end_alike(airflow_db, sp
         "broken": run_sql_dag(spark, capfd, on=True, PYTHONPATH=str(DATA / "faults" / "capture_import")),
     }
     expected = {"writes": "success", "fails": "failed", "app_writes": "success", "app_fails": "failed",
-                "jvm_app": "success"}
+                "jvm_app": "success", "jvm_app_fails": "failed"}
     assert {mode: r["states"] for mode, r in runs.items()} == {mode: expected for mode in runs}
     squares = [(str(i), str(i * i)) for i in range(4)]
     assert {mode: r["squares"] for mode, r in runs.items()} == {mode: squares for mode in runs}
     assert {mode: r["app_squares"] for mode, r in runs.items()} == {mode: squares for mode in runs}
-    # The JVM application runs as it is in every mode; with the option on, one line says why it has no lineage.
+    # The JVM application writes the same rows in every mode.
     tens = [(str(i), str(i * 10)) for i in range(3)]
     assert {mode: r["jvm_range"] for mode, r in runs.items()} == {mode: tens for mode in runs}
-    untouched = (f"No plan column lineage for this SparkSubmitOperator: {jvm_app_jar()} is a JVM application: "
-                 "the capture runs PySpark applications (.py) only; it runs as is")
-    assert untouched not in runs["off"]["log"]
-    assert runs["on"]["log"].count(untouched) == 1 and runs["broken"]["log"].count(untouched) == 1
+    totals = [(str(i), str(i * 11)) for i in (1, 2)]
+    assert {mode: r["jvm_total"] for mode, r in runs.items()} == {mode: totals for mode in runs}
+    assert all("ArrayIndexOutOfBoundsException" in r["log"] for r in runs.values())  # its failure, its own words
+    assert "No plan column lineage for this SparkSubmitOperator" not in runs["on"]["log"]
     # The failing script's first statement ran before the second failed, as spark-sql runs it.
     assert {mode: r["first"] for mode, r in runs.items()} == {mode: [("1",)] for mode in runs}
     for mode, r in runs.items():  # Spark's own error in the task log
@@ -306,5 +333,14 @@ def test_stock_tasks_off_on_and_with_the_capture_broken_end_alike(airflow_db, sp
     assert app["method"] == "plan" and app["target"]["name"] == f"{SQL_OUT}/app_squares"
     assert runs["broken"]["xcom"]["app_writes"]["statements"] == []
     assert any("the plan capture could not be loaded" in w for w in runs["broken"]["xcom"]["app_writes"]["warnings"])
+    for mode in ("on", "broken"):  # the jar's two writes, edge by edge, from the JVM listener
+        first, second = runs[mode]["xcom"]["jvm_app"]["statements"]
+        assert [(s["method"], s["target"]["name"]) for s in (first, second)] == [
+            ("plan", f"{SQL_OUT}/jvm_range"), ("plan", f"{SQL_OUT}/jvm_total")], mode
+        assert edges(first) == {"id": set(), "tens": set()}
+        source = f"{SQL_OUT}/jvm_range"
+        assert edges(second) == {"id": {(source, "id", "IDENTITY")},
+                                 "total": {(source, "id", "TRANSFORMATION"), (source, "tens", "TRANSFORMATION")}}
+        assert [(i["table"], i["field"], i["subtype"]) for i in second["indirect"]] == [(source, "tens", "FILTER")]
     for mode in ("on", "broken"):  # a failed task pushes no lineage
-        assert set(runs[mode]["xcom"]) == {"writes", "app_writes"}, mode
+        assert set(runs[mode]["xcom"]) == {"writes", "app_writes", "jvm_app"}, mode

@@ -184,3 +184,125 @@ def test_each_run_with_one_dump_dir_reads_its_own_dump_alone(monkeypatch, tmp_pa
     assert [r["sql"] for r in second.records] == ["second"]
     kept = sorted(p.name for p in (tmp_path / "dumps").iterdir())
     assert len(kept) == 2 and all(name.startswith("run-") for name in kept)  # each run's dump kept, apart
+
+
+# -- a JVM application under the listener ---------------------------------------------------------------
+
+
+def _submitted(monkeypatch, hook: SparkLineageHook) -> list[list[str]]:
+    """Each spark-submit command the hook runs, built by the provider's own code; nothing is started."""
+    commands: list[list[str]] = []
+    monkeypatch.setattr(hook, "submit", lambda application: commands.append(
+        hook._build_spark_submit_command(application)))
+    return commands
+
+
+def _conf(cmd: list[str]) -> dict[str, str]:
+    return dict(cmd[i + 1].split("=", 1) for i, word in enumerate(cmd) if word == "--conf")
+
+
+def test_a_jar_is_submitted_itself_with_the_checked_listener_after_the_users_jars_and_listeners(monkeypatch,
+                                                                                                tmp_path):
+    from airflow_lineage_provider.hooks import jvm_listener
+
+    monkeypatch.setenv("AIRFLOW_LINEAGE_LOCAL_DIR", str(tmp_path / "local"))
+    hook = SparkLineageHook(conn_id=None, java_class="com.example.Etl", jars="/jobs/dep.jar",
+                            conf={"spark.sql.queryExecutionListeners": "com.example.Audit"})
+    commands = _submitted(monkeypatch, hook)
+    result = hook.run_application("/jobs/etl.jar", ["--day", "2026-01-01"])
+    [cmd] = commands
+    assert cmd[-3:] == ["/jobs/etl.jar", "--day", "2026-01-01"]
+    assert cmd[cmd.index("--class") + 1] == "com.example.Etl"
+    assert local_spark.DRIVER not in cmd  # the user's jar, not our Python driver
+    dep, listener = cmd[cmd.index("--jars") + 1].split(",")
+    assert dep == "/jobs/dep.jar" and listener.endswith("/airflow-lineage-listener.jar")
+    conf = _conf(cmd)
+    assert conf["spark.sql.queryExecutionListeners"] == f"com.example.Audit,{jvm_listener.LISTENER_CLASS}"
+    assert conf["spark.sql.streaming.streamingQueryListeners"] == jvm_listener.STREAM_LISTENER_CLASS
+    assert conf[jvm_listener.DUMP_CONF].startswith("/")
+    # Nothing ran here, so the listener left no result: said as such, not as a crash.
+    assert any(w.startswith("no plan lineage: the JVM listener left no result in") for w in result.warnings)
+
+
+def test_the_listener_set_in_spark_defaults_is_kept(monkeypatch, tmp_path):
+    from airflow_lineage_provider.hooks import jvm_listener
+
+    (tmp_path / "spark-defaults.conf").write_text("spark.sql.queryExecutionListeners com.site.Audit\n"
+                                                  "spark.jars /site/audit.jar\n")
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    monkeypatch.setenv("AIRFLOW_LINEAGE_LOCAL_DIR", str(tmp_path / "local"))
+    hook = SparkLineageHook(conn_id=None, java_class="com.example.Etl")
+    commands = _submitted(monkeypatch, hook)
+    hook.run_application("/jobs/etl.jar")
+    [cmd] = commands
+    assert _conf(cmd)["spark.sql.queryExecutionListeners"] == f"com.site.Audit,{jvm_listener.LISTENER_CLASS}"
+    assert cmd[cmd.index("--jars") + 1].split(",")[0] == "/site/audit.jar"
+
+
+def test_a_jar_whose_check_fails_runs_without_the_listener_saying_why_once(monkeypatch, tmp_path):
+    from airflow_lineage_provider.hooks import jvm_listener
+
+    broken = tmp_path / "airflow-lineage-listener.jar"
+    broken.write_bytes(b"not a zip")
+    monkeypatch.setattr(jvm_listener, "JAR", broken)
+    monkeypatch.setenv("AIRFLOW_LINEAGE_LOCAL_DIR", str(tmp_path / "local"))
+    hook = SparkLineageHook(conn_id=None, java_class="com.example.Etl", jars="/jobs/dep.jar")
+    commands = _submitted(monkeypatch, hook)
+    warned: list[str] = []
+    monkeypatch.setattr(hook.log, "warning", lambda msg, *args: warned.append(msg % args if args else msg))
+    result = hook.run_application("/jobs/etl.jar")
+    [cmd] = commands
+    assert cmd[cmd.index("--jars") + 1] == "/jobs/dep.jar"
+    assert not any(k.startswith(("spark.sql.queryExecutionListeners", "spark.sql.streaming.streamingQueryListeners",
+                                 "spark.airflow.")) for k in _conf(cmd))
+    [warning] = result.warnings
+    assert warning.startswith(f"no plan lineage: the listener jar {broken} is not a jar (")
+    assert warning.endswith("): the application runs without the listener")
+    assert [w for w in warned if "listener" in w] == ["No plan column lineage: " + warning[len("no plan lineage: "):]]
+
+
+def test_standalone_cluster_mode_runs_a_jar_but_not_our_python_driver(monkeypatch, tmp_path):
+    hook = _hook(monkeypatch, {"host": "spark://10.0.0.5", "port": 7077}, deploy_mode="cluster",
+                 dump_uri=f"file://{tmp_path}", java_class="com.example.Etl")
+    hook.check_deploy_mode(python=False)
+    with pytest.raises(SparkJobError, match="cannot run Python applications in cluster"):
+        hook.check_deploy_mode()
+
+
+def test_in_cluster_mode_the_listener_jar_ships_through_the_dump_uri(monkeypatch, tmp_path):
+    hook = _hook(monkeypatch, {"host": "yarn", "extra": {"deploy-mode": "cluster"}}, java_class="com.example.Etl",
+                 dump_uri=f"file://{tmp_path}", keep_dump=True)
+    commands = _submitted(monkeypatch, hook)
+    hook.run_application("hdfs://nn/jobs/etl.jar")
+    [cmd] = commands
+    shipped = cmd[cmd.index("--jars") + 1]
+    dump = _conf(cmd)["spark.airflow.lineage.dump"]
+    assert dump.startswith(f"file://{tmp_path}/run-") and shipped == f"{dump}/airflow-lineage-listener.jar"
+    from airflow_lineage_provider.hooks import jvm_listener
+
+    assert (tmp_path / dump.rsplit("/", 1)[1] / "airflow-lineage-listener.jar").read_bytes() == \
+        jvm_listener.JAR.read_bytes()
+    assert cmd[-1] == "hdfs://nn/jobs/etl.jar" and "--py-files" not in cmd
+
+
+def test_in_cluster_mode_an_unwritable_dump_uri_leaves_a_jar_running_without_the_listener(monkeypatch):
+    hook = _hook(monkeypatch, {"host": "yarn", "extra": {"deploy-mode": "cluster"}}, java_class="com.example.Etl",
+                 dump_uri="file:///proc/forbidden")
+    commands = _submitted(monkeypatch, hook)
+    result = hook.run_application("hdfs://nn/jobs/etl.jar")
+    [cmd] = commands
+    assert "--jars" not in cmd and "spark.sql.queryExecutionListeners" not in " ".join(cmd)
+    assert result.warnings == ["no plan lineage: dump_uri file:///proc/forbidden cannot be written (No such file or "
+                               "directory): the application runs without the listener; give a dump_uri this worker "
+                               "can write and the driver can read"]
+
+
+def test_only_our_python_driver_is_given_this_interpreter_in_client_mode(monkeypatch, tmp_path):
+    monkeypatch.delenv("PYSPARK_DRIVER_PYTHON", raising=False)
+    script = tmp_path / "app.py"
+    script.write_text("print(1)\n")
+    for application, expected in (("/jobs/etl.jar", False), (str(script), True)):
+        hook = _hook(monkeypatch, {"host": "local[*]"}, java_class="com.example.Etl")
+        _submitted(monkeypatch, hook)
+        hook.run_application(application)
+        assert ("PYSPARK_DRIVER_PYTHON" in (hook._env or {})) is expected, application

@@ -97,6 +97,18 @@ def test_application_operator_surface():
         SparkSubmitLineageOperator(task_id="v", application="a.py", conf={}, some_unknown=1)
 
 
+def test_a_jar_application_takes_its_main_class_keyword_only_and_templated(monkeypatch):
+    from airflow_lineage_provider.operators.spark_lineage import SparkSubmitLineageOperator
+
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_LOCAL", '{"conn_type": "spark", "host": "local[*]"}')
+    op = SparkSubmitLineageOperator(task_id="jar", application="/jobs/etl.jar", java_class="com.example.Etl",
+                                    jars="/jobs/dep.jar", conn_id="spark_local")
+    assert {"application", "java_class", "jars"} <= set(op.template_fields)
+    assert (op.hook._java_class, op.hook._jars) == ("com.example.Etl", "/jobs/dep.jar")
+    with pytest.raises(TypeError):
+        SparkSubmitLineageOperator("/jobs/etl.jar", "com.example.Etl", task_id="positional")
+
+
 @pytest.mark.parametrize("sql", ["", "  \n", "-- nothing here\n/* nor here */\n"])
 def test_an_empty_script_starts_no_spark_and_the_document_says_why(sql, monkeypatch):
     from airflow_lineage_provider.operators.spark_lineage import SparkSqlLineageOperator

@@ -53,12 +53,32 @@ def test_a_subclass_of_a_stock_operator_is_left_alone(option_on):
     assert stock.adopt(task) is False and type(task) is Mine
 
 
-def test_a_jvm_application_is_not_captured_and_says_why(option_on):
-    task = submit_task(application="/jobs/etl.jar", java_class="com.example.Etl")
+def test_a_jvm_application_runs_under_the_listener_with_every_setting_its_stock_hook_resolved(option_on):
+    task = submit_task(application="/jobs/etl.jar", java_class="com.example.Etl", jars="/jobs/dep.jar",
+                       conf={"spark.x": "1"}, application_args=["a"], name="nightly")
     stock.adopt(task)
     hook, why = task._capture_hook()
-    assert hook is None
-    assert why == "/jobs/etl.jar is a JVM application: the capture runs PySpark applications (.py) only"
+    assert why == "" and type(hook).__name__ == "SparkLineageHook"
+    assert (hook._java_class, hook._jars, hook._conf, hook._name, hook._connection["master"]) == (
+        "com.example.Etl", "/jobs/dep.jar", {"spark.x": "1"}, "nightly", "local[*]")
+
+
+def test_an_application_that_is_neither_python_nor_a_jar_is_not_captured_and_says_why(option_on):
+    task = submit_task(application="/jobs/report.R")
+    stock.adopt(task)
+    assert task._capture_hook() == (None, "/jobs/report.R is neither a PySpark application (.py) nor a JVM "
+                                          "application (a jar)")
+
+
+def test_a_jar_in_standalone_cluster_mode_is_left_to_the_stock_operator_which_tracks_its_driver(option_on,
+                                                                                                 monkeypatch):
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_STANDALONE", '{"conn_type": "spark", "host": "spark://h", "port": 7077, '
+                                                         '"extra": {"dump_uri": "file:///shared/lineage"}}')
+    task = submit_task(conn_id="spark_standalone", deploy_mode="cluster", application="/jobs/etl.jar",
+                       java_class="com.example.Etl")
+    stock.adopt(task)
+    assert task._capture_hook() == (None, "the stock operator tracks this driver through the cluster's API "
+                                          "(cluster deploy mode)")
 
 
 def test_cluster_mode_without_dump_uri_is_not_captured_and_says_why(option_on, monkeypatch):

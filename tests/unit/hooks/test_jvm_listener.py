@@ -1,0 +1,199 @@
+"""hooks/jvm_listener.py without a JVM: the contract with the Java sources, the jar's check and copy, and the
+Spark conf that registers the listener after what the user set (never instead of it)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import zipfile
+
+import pytest
+
+from airflow_lineage_provider.hooks import jvm_listener
+from airflow_lineage_provider.hooks.jvm_listener import (
+    CLASS_ENTRIES,
+    DUMP_CONF,
+    LISTENER_CLASS,
+    LISTENERS_CONF,
+    STREAM_LISTENER_CLASS,
+    STREAM_LISTENERS_CONF,
+    checked_copy,
+    is_jvm_application,
+    jars_with,
+    listener_conf,
+    parse_properties,
+    spark_defaults,
+)
+from tests.helpers import damage_crc
+
+OURS = LISTENER_CLASS
+CLASS_ENTRY = CLASS_ENTRIES[0]  # the query listener's: each check below is the same for the stream listener's
+
+
+# -- the contract with the Java side ---------------------------------------------------------------
+
+
+def test_the_class_names_and_conf_are_the_java_sources_own():
+    def declared(entry: str, kind: str) -> str:
+        source = (jvm_listener.JAVA_SOURCES / (entry[: -len(".class")] + ".java")).read_text()
+        package = re.search(r"^package ([\w.]+);", source, re.M).group(1)
+        name = re.search(r"public final class (\w+) " + kind, source).group(1)
+        return f"{package}.{name}"
+
+    assert declared(CLASS_ENTRIES[0], "implements QueryExecutionListener") == LISTENER_CLASS
+    assert declared(CLASS_ENTRIES[1], "extends StreamingQueryListener") == STREAM_LISTENER_CLASS
+    listener = (jvm_listener.JAVA_SOURCES / (CLASS_ENTRY[: -len(".class")] + ".java")).read_text()
+    assert f'DUMP_CONF = "{DUMP_CONF}"' in listener
+
+
+def test_the_shipped_jar_holds_the_listener_classes_and_passes_the_check(tmp_path):
+    with zipfile.ZipFile(jvm_listener.JAR) as archive:
+        assert set(CLASS_ENTRIES) <= set(archive.namelist())
+        assert archive.testzip() is None
+    copy, why = checked_copy(str(tmp_path))
+    assert (copy, why) == (str(tmp_path / jvm_listener.JAR.name), "")
+
+
+# -- the check and the copy --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def shipped(tmp_path, monkeypatch):
+    """The jar the check reads, pointed at a copy of the real one the test may damage or remove."""
+    jar = tmp_path / "shipped" / "airflow-lineage-listener.jar"
+    jar.parent.mkdir()
+    shutil.copy(jvm_listener.JAR, jar)
+    monkeypatch.setattr(jvm_listener, "JAR", jar)
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    return jar, staging
+
+
+def test_a_checked_copy_is_the_jar_byte_for_byte_and_outlives_the_shipped_one(shipped):
+    jar, staging = shipped
+    copy, why = checked_copy(str(staging))
+    assert why == "" and open(copy, "rb").read() == jar.read_bytes()
+    jar.unlink()  # removed (an upgrade, a cleaner) after the check: the run's copy is its own
+    with zipfile.ZipFile(copy) as archive:
+        assert archive.testzip() is None and CLASS_ENTRY in archive.namelist()
+    assert [p.name for p in staging.iterdir()] == [jar.name]  # no partial file left beside it
+
+
+def test_a_missing_jar_is_not_added_and_says_why(shipped):
+    jar, staging = shipped
+    jar.unlink()
+    assert checked_copy(str(staging)) == (None, f"the listener jar {jar} cannot be read (No such file or directory)")
+    assert list(staging.iterdir()) == []
+
+
+def test_a_file_that_is_no_zip_is_not_added(shipped):
+    jar, staging = shipped
+    jar.write_bytes(b"PK\x03\x04 a truncated download")
+    copy, why = checked_copy(str(staging))
+    assert copy is None and why.startswith(f"the listener jar {jar} is not a jar (")
+
+
+def test_an_entry_that_fails_its_crc_is_found(shipped):
+    jar, staging = shipped
+    damage_crc(jar, CLASS_ENTRY)
+    assert checked_copy(str(staging)) == (None, f"the listener jar {jar} is damaged (its entry {CLASS_ENTRY} fails "
+                                                "its CRC check)")
+    assert list(staging.iterdir()) == []
+
+
+def test_a_jar_without_the_listener_class_is_not_added(shipped):
+    jar, staging = shipped
+    with zipfile.ZipFile(jar, "w") as archive:
+        archive.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
+    assert checked_copy(str(staging)) == (None, f"the listener jar {jar} does not hold the listener's "
+                                                f"{', '.join(CLASS_ENTRIES)}")
+
+
+def test_a_staging_directory_that_cannot_be_written_is_said(tmp_path):
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("x")
+    copy, why = checked_copy(str(not_a_dir))
+    assert copy is None and why.startswith(f"the listener jar could not be copied to {not_a_dir} (")
+
+
+# -- what is a JVM application -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("application", "java_class", "jvm"), [
+    ("/jobs/etl.jar", None, True), ("hdfs://nn/jobs/ETL.JAR", "com.x.Etl", True), ("/jobs/etl", "com.x.Etl", True),
+    ("/jobs/app.py", None, False), ("/jobs/app.py", "com.x.Etl", False), ("/jobs/report.R", None, False),
+])
+def test_a_jar_or_a_main_class_is_a_jvm_application(application, java_class, jvm):
+    assert is_jvm_application(application, java_class) is jvm
+
+
+# -- the conf: ours after the user's ---------------------------------------------------------------------
+
+
+def test_the_listeners_are_added_with_the_dump_when_the_user_set_none():
+    ours = {LISTENERS_CONF: OURS, STREAM_LISTENERS_CONF: STREAM_LISTENER_CLASS}
+    assert listener_conf({}, "/tmp/dump") == {**ours, DUMP_CONF: "/tmp/dump"}
+    assert listener_conf(None, "hdfs://nn/d/run-1") == {**ours, DUMP_CONF: "hdfs://nn/d/run-1"}
+
+
+def test_the_users_listeners_are_kept_in_order_and_ours_appended_once():
+    conf = {LISTENERS_CONF: "com.a.First, com.b.Second", STREAM_LISTENERS_CONF: "com.a.Streams"}
+    added = listener_conf(conf, "/d")
+    assert added[LISTENERS_CONF] == f"com.a.First,com.b.Second,{OURS}"
+    assert added[STREAM_LISTENERS_CONF] == f"com.a.Streams,{STREAM_LISTENER_CLASS}"
+    again = {LISTENERS_CONF: f"com.a.First,{OURS},com.a.First,"}  # ours already there, a repeat, a blank
+    assert listener_conf(again, "/d")[LISTENERS_CONF] == f"com.a.First,{OURS}"
+
+
+def test_a_listener_set_in_the_defaults_file_is_kept_and_the_tasks_conf_wins_over_it():
+    defaults = {LISTENERS_CONF: "com.site.Audit", STREAM_LISTENERS_CONF: "com.site.Streams"}
+    added = listener_conf({}, "/d", defaults)
+    assert added[LISTENERS_CONF] == f"com.site.Audit,{OURS}"
+    assert added[STREAM_LISTENERS_CONF] == f"com.site.Streams,{STREAM_LISTENER_CLASS}"
+    # spark-submit takes the --conf value over the file's: so does the merge.
+    assert listener_conf({LISTENERS_CONF: "com.task.Own"}, "/d", defaults)[LISTENERS_CONF] == f"com.task.Own,{OURS}"
+
+
+def test_our_jar_is_appended_to_the_jars_the_user_gave():
+    assert jars_with(None, {}, {}, "/s/l.jar") == "/s/l.jar"
+    assert jars_with("/a.jar,/b.jar", {}, {}, "/s/l.jar") == "/a.jar,/b.jar,/s/l.jar"
+    assert jars_with("/a.jar,/s/l.jar", {}, {}, "/s/l.jar") == "/a.jar,/s/l.jar"
+
+
+def test_spark_jars_from_the_conf_or_the_defaults_survive_our_jars_flag():
+    """spark-submit's --jars replaces spark.jars: without a --jars of the user's, theirs is carried over."""
+    assert jars_with(None, {"spark.jars": "/c.jar"}, {"spark.jars": "/d.jar"}, "/l.jar") == "/c.jar,/l.jar"
+    assert jars_with(None, {}, {"spark.jars": "/d.jar"}, "/l.jar") == "/d.jar,/l.jar"
+    assert jars_with("/a.jar", {"spark.jars": "/c.jar"}, {}, "/l.jar") == "/a.jar,/l.jar"  # as spark-submit does
+
+
+# -- the properties spark-submit loads -----------------------------------------------------------------------
+
+
+def test_properties_are_read_as_spark_reads_them():
+    text = ("# a comment\n! another\n\nspark.a  one\nspark.b=two\nspark.c : three \n"
+            "spark.sql.queryExecutionListeners com.a.X,\\\n    com.b.Y\n  spark.d\n")
+    assert parse_properties(text) == {"spark.a": "one", "spark.b": "two", "spark.c": "three",
+                                      LISTENERS_CONF: "com.a.X,com.b.Y", "spark.d": ""}
+
+
+def test_the_defaults_file_is_found_where_spark_submit_looks(tmp_path):
+    conf_dir, home = tmp_path / "conf_dir", tmp_path / "spark"
+    (home / "conf").mkdir(parents=True)
+    (home / "bin").mkdir()
+    (home / "bin" / "spark-submit").write_text("#!/bin/sh\n")
+    conf_dir.mkdir()
+    (conf_dir / "spark-defaults.conf").write_text("spark.x from-conf-dir\n")
+    (home / "conf" / "spark-defaults.conf").write_text("spark.x from-home\n")
+    props = tmp_path / "job.properties"
+    props.write_text("spark.x from-properties-file\n")
+
+    assert spark_defaults({"SPARK_CONF_DIR": str(conf_dir), "SPARK_HOME": str(home)}) == {"spark.x": "from-conf-dir"}
+    assert spark_defaults({"SPARK_HOME": str(home)}) == {"spark.x": "from-home"}
+    assert spark_defaults({}, spark_home=str(home)) == {"spark.x": "from-home"}
+    assert spark_defaults({}, spark_binary=str(home / "bin" / "spark-submit")) == {"spark.x": "from-home"}
+    # --properties-file: spark-submit loads it instead of spark-defaults.conf
+    assert spark_defaults({"SPARK_CONF_DIR": str(conf_dir)}, properties_file=str(props)) == {
+        "spark.x": "from-properties-file"}
+    assert spark_defaults({"SPARK_CONF_DIR": str(tmp_path / "none")}) == {}  # best effort: nothing there
+    assert spark_defaults({}) == {}
