@@ -17,11 +17,10 @@ from pathlib import Path
 
 from common import ROOT  # noqa: F401  (puts the project on sys.path)
 
-from airflow_lineage_provider.hooks import local_spark
+from airflow_lineage_provider.hooks import jvm_listener, local_spark
 from airflow_lineage_provider.job.dump import read_dump
 from airflow_lineage_provider.lineage.extract import from_records
 from tests.helpers import TPCDS, tpcds_queries
-from tests.integration.jvm_corpus import LISTENER_JAR, listener_conf
 
 
 def main() -> None:
@@ -32,8 +31,8 @@ def main() -> None:
     statements += [f"CREATE TABLE tpcds_out.{name} USING parquet AS {sql}" for name, sql in tpcds_queries()]
     (base / "dump").mkdir()
     (base / "dump" / "script.sql").write_text("".join(s.strip() + ";\n" for s in statements))
-    conf = {**local_spark.local_conf(str(base / "state")), **listener_conf(str(base / "jvm")),
-            "spark.jars": LISTENER_JAR}
+    conf = {**local_spark.local_conf(str(base / "state")), **jvm_listener.listener_conf(None, str(base / "jvm")),
+            "spark.jars": str(jvm_listener.JAR)}
     start = time.perf_counter()
     local_spark.run_driver(str(base / "dump"), conf=conf, keep_going=True, quiet=True)
     print(f"ran {len(statements)} statements in {time.perf_counter() - start:.0f} s")

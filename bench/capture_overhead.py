@@ -21,7 +21,7 @@ import time
 
 from common import ROOT  # noqa: F401  (puts the project on sys.path)
 
-from airflow_lineage_provider.hooks import local_spark
+from airflow_lineage_provider.hooks import jvm_listener, local_spark
 from airflow_lineage_provider.job import command
 
 JOB = """
@@ -46,7 +46,6 @@ SELECT count(*) FROM top
 
 
 MODES = ("off", "py4j", "jvm")
-LISTENER_JAR = os.path.join(os.path.dirname(local_spark.DRIVER), "listener", "airflow-lineage-listener.jar")
 
 
 def run(rows: int, mode: str) -> tuple[float, float]:
@@ -60,9 +59,7 @@ def run(rows: int, mode: str) -> tuple[float, float]:
         args = command.arguments(dump, no_capture=mode != "py4j")
         conf = local_spark.local_conf(state)
         if mode == "jvm":
-            conf.update({"spark.jars": LISTENER_JAR,
-                         "spark.sql.queryExecutionListeners": "airflow_lineage.listener.LineageListener",
-                         "spark.airflow.lineage.dump": jvm_dump})
+            conf.update({"spark.jars": str(jvm_listener.JAR), **jvm_listener.listener_conf(None, jvm_dump)})
         cmd = local_spark.submit_command("local[2]", conf, local_spark.DRIVER, args)
         start = time.perf_counter()
         subprocess.run(cmd, env={**os.environ, **local_spark.local_env()}, check=True,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from airflow_lineage_provider.hooks import local_spark
+from airflow_lineage_provider.hooks import jvm_listener, local_spark
 from airflow_lineage_provider.job.dump import read_dump
 from airflow_lineage_provider.lineage.extract import from_records
 from airflow_lineage_provider.lineage.statements import split_statements
@@ -16,17 +16,14 @@ from tests.helpers import DATA
 from tests.integration.corpus import CASES
 from tests.rowlevel import rowlevel_conf
 
-LISTENER_JAR = str(Path(local_spark.DRIVER).parent / "listener" / "airflow-lineage-listener.jar")
-LISTENER_CLASS = "airflow_lineage.listener.LineageListener"
-STREAM_LISTENER_CLASS = "airflow_lineage.listener.LineageStreamListener"
+LISTENER_JAR = str(jvm_listener.JAR)
 SAME = "same"
 NO_WRITE = "no write"  # a bare query: the listener captures writes only
 
 
 def listener_conf(dump: str) -> dict[str, str]:
-    """What the hook adds to a JVM application's spark-submit: the listener and where it dumps."""
-    return {"spark.sql.queryExecutionListeners": LISTENER_CLASS,
-            "spark.sql.streaming.streamingQueryListeners": STREAM_LISTENER_CLASS, "spark.airflow.lineage.dump": dump}
+    """What the hook adds to a JVM application's spark-submit: the listeners and where they dump."""
+    return jvm_listener.listener_conf(None, dump)
 
 
 def _edges(statement: dict) -> tuple:
