@@ -708,3 +708,5 @@ def test_a_listener_that_throws_costs_each_write_its_lineage_not_the_job(airflow
     assert len(doc["warnings"]) == 2 and all(
         w.startswith("a write's plan was not captured (") and "forced by spark.airflow.lineage.failForTest" in w
         for w in doc["warnings"]), doc["warnings"]
+    # The driver's log says it once, not once per write.
+    assert printed.count("[airflow-lineage] warning: a write's plan was not captured (") == 1

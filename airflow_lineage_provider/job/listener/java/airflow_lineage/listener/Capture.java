@@ -239,8 +239,16 @@ final class Capture {
         }
     }
 
+    /** A warning for the lineage document; the driver's log gets the first only, so that a capture failing
+     * on every write says so in one line, not one per write. */
     void warn(String message) {
-        warnings.add(message);
-        System.err.println("[airflow-lineage] warning: " + message);
+        boolean first;
+        synchronized (warnings) {
+            first = warnings.isEmpty();
+            warnings.add(message);
+        }
+        if (first) {
+            System.err.println("[airflow-lineage] warning: " + message + " (any further warning is in the lineage)");
+        }
     }
 }
