@@ -108,6 +108,39 @@ def test_dump_uri_on_a_shared_directory_written_through_hadoop_fs(airflow_db, cl
     assert (out / "_SUCCESS").exists(), "the executor on the worker wrote the result"
 
 
+def jar_lineage(statements) -> list[tuple[tuple[str, str], dict]]:
+    """WriteRange's two writes (``range``, then ``total`` read back from it): target and edges."""
+    return [((s.target.namespace, s.target.name),
+             {c: {(i.table, i.field, i.subtype) for i in inputs} for c, inputs in s.columns}) for s in statements]
+
+
+def expected_jar_lineage(out) -> list[tuple[tuple[str, str], dict]]:
+    source = str(out / "range")
+    return [(("file", source), {"id": set(), "tens": set()}),
+            (("file", str(out / "total")), {"id": {(source, "id", "IDENTITY")},
+                                            "total": {(source, "id", "TRANSFORMATION"),
+                                                      (source, "tens", "TRANSFORMATION")}})]
+
+
+def test_a_jar_in_client_mode_on_the_cluster_runs_under_the_listener(airflow_db, cluster, cluster_env, tmp_path):
+    """The driver on this worker, the executors on the cluster's worker: the listener writes a local dump."""
+    from airflow_lineage_provider.hooks.spark_lineage import SparkLineageHook
+    from airflow_lineage_provider.lineage.extract import from_records
+    from tests.rowlevel import jvm_app_jar
+
+    conf, _ = cluster_env
+    out = tmp_path / "out"
+    hook = SparkLineageHook(conn_id=CONN_ID, java_class="lineagetest.WriteRange", conf=conf,
+                            name="airflow-lineage-jar-client-mode")
+    result = hook.run_application(jvm_app_jar(), [str(out / "range"), str(out / "total")])
+    assert result.error is None and result.warnings == []
+    assert jar_lineage(from_records(result.records, result.warnings).statements) == expected_jar_lineage(out)
+    assert (out / "total" / "_SUCCESS").exists()
+    # The application names itself (its builder's appName wins over spark-submit's --name).
+    finished = [a["name"] for a in cluster.state().get("completedapps", [])]
+    assert "write-range" in finished, finished
+
+
 def test_a_jar_in_standalone_cluster_mode_runs_under_the_listener_with_dump_uri(airflow_db, cluster, cluster_env,
                                                                               tmp_path, monkeypatch):
     """Spark's standalone master runs a JVM application's driver on a worker (cluster deploy mode): the listener
@@ -129,10 +162,5 @@ def test_a_jar_in_standalone_cluster_mode_runs_under_the_listener_with_dump_uri(
     [run_dir] = shared.iterdir()
     assert {"plans.jsonl", "result.json", "airflow-lineage-listener.jar"} <= {p.name for p in run_dir.iterdir()}
     assert hook._driver_status == "FINISHED" and result.error is None
-    first, second = from_records(result.records, result.warnings).statements
-    assert [(s.target.namespace, s.target.name) for s in (first, second)] == [
-        ("file", str(out / "range")), ("file", str(out / "total"))]
-    source = str(out / "range")
-    assert {c: {(i.table, i.field, i.subtype) for i in inputs} for c, inputs in second.columns} == {
-        "id": {(source, "id", "IDENTITY")}, "total": {(source, "id", "TRANSFORMATION"), (source, "tens", "TRANSFORMATION")}}
+    assert jar_lineage(from_records(result.records, result.warnings).statements) == expected_jar_lineage(out)
     assert (out / "total" / "_SUCCESS").exists(), "the driver on the worker ran the jar"

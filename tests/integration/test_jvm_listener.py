@@ -142,3 +142,30 @@ def test_a_streaming_query_is_captured_as_the_python_driver_captures_it(tmp_path
         {"table": None, "namespace": "file", "name": str(tmp_path / "out"), "mode": "append"}]
     assert jvm[0]["columns"] == python[0]["columns"] and jvm[0].get("indirect") == python[0].get("indirect")
     assert set(jvm[0]["columns"]) == {"window_start", "name_uc", "total", "last_id"}
+
+
+@pytest.mark.parametrize("kind", ["sql", "app"])
+def test_our_python_driver_runs_beside_a_users_own_query_listener(kind, tmp_path):
+    """A user's ``spark.sql.queryExecutionListeners`` on a SQL script or a PySpark application run by our
+    driver: both listeners see the writes, and the driver ends cleanly (its py4j capture once crashed
+    unregistering itself beside another listener: exit 2, no result file)."""
+    mark = tmp_path / "mark.txt"
+    conf = {"spark.jars": jvm_app_jar(), "spark.sql.queryExecutionListeners": "lineagetest.MarkListener",
+            "spark.lineagetest.mark": str(mark)}
+    cmd = [venv_bin("airflow-lineage"), "extract", "--format", "json"]
+    for key, value in conf.items():
+        cmd += ["--conf", f"{key}={value}"]
+    if kind == "sql":
+        script = tmp_path / "job.sql"
+        script.write_text("CREATE TABLE marked USING parquet AS SELECT id, id * 2 AS twice FROM range(3);\n"
+                          "INSERT INTO marked SELECT id + 10, twice FROM marked;\n")
+        cmd += ["--sql", str(script)]
+    else:
+        cmd += ["--app", str(DATA / "apps" / "write_range.py"), "--", str(tmp_path / "range"), str(tmp_path / "total")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "AIRFLOW_LINEAGE_LOCAL_DIR": str(tmp_path / "state")})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads(proc.stdout)
+    assert [s["method"] for s in doc["statements"] if s.get("target")] == ["plan", "plan"]
+    assert "plan capture could not be unregistered" not in json.dumps(doc)
+    assert mark.read_text().split(), "the user's listener ran too"
