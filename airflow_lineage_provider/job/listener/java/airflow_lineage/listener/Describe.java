@@ -26,6 +26,9 @@ import java.util.regex.Pattern;
 final class Describe {
     static final String RAW = "raw/1";
     private static final String[] CATALOG_FIELDS = {"catalogTable", "tableMeta", "table", "tableDesc"};
+    // A plan's JSON holding one of these has a source only its JVM object names (JDBC, V2, a started stream).
+    private static final Set<String> SOURCE_HINTS = Set.of("DataSourceV2Relation", "StreamingExecutionRelation",
+            "StreamingDataSourceV2Relation");
     private static final Set<String> SOURCE_LEAVES = Set.of("LogicalRelation", "DataSourceV2Relation",
             "StreamingExecutionRelation", "StreamingDataSourceV2Relation", "StreamingDataSourceV2ScanRelation");
     // A JDBC URL's credentials never reach the dump: user info, and parameters that name a secret.
@@ -64,10 +67,11 @@ final class Describe {
         extras.putObject("tables");
         extras.putObject("relations");
         try {
-            addTableLocations(parsed, extras);
-            addPathRelations(plan, parsed, extras);
-            addExpandProjections(plan, parsed, extras);
-            addSourceRelations(plan, parsed, extras);
+            List<JsonNode> nodes = allNodes(parsed);  // walked once: each reader first asks if it has work
+            addTableLocations(nodes, extras);
+            addPathRelations(plan, nodes, extras);
+            addExpandProjections(plan, nodes, extras);
+            addSourceRelations(plan, nodes, extras);
             ObjectNode write = writeDetails(plan);
             if (write != null) {
                 extras.set("write", write);
@@ -84,9 +88,9 @@ final class Describe {
 
     // -- what a plan reads ------------------------------------------------------------------------
 
-    private void addTableLocations(ArrayNode flat, ObjectNode extras) {
+    private void addTableLocations(List<JsonNode> nodes, ObjectNode extras) {
         ObjectNode tables = (ObjectNode) extras.get("tables");
-        for (JsonNode node : allNodes(flat)) {
+        for (JsonNode node : nodes) {
             for (String field : CATALOG_FIELDS) {
                 JsonNode ident = node.path(field).path("identifier");
                 if (!ident.isObject() || !ident.path("table").isTextual() || ident.path("table").asText().isEmpty()) {
@@ -120,16 +124,9 @@ final class Describe {
         return locations.get(key);
     }
 
-    private void addPathRelations(Object plan, ArrayNode flat, ObjectNode extras) {
-        boolean any = false;
-        for (JsonNode n : allNodes(flat)) {
-            String cls = cls(n);
-            if ((cls.equals("LogicalRelation") && absent(n.get("catalogTable"))) || cls.equals("StreamingRelation")) {
-                any = true;
-                break;
-            }
-        }
-        if (!any) {
+    private void addPathRelations(Object plan, List<JsonNode> nodes, ObjectNode extras) {
+        if (nodes.stream().noneMatch(n -> (cls(n).equals("LogicalRelation") && absent(n.get("catalogTable")))
+                || cls(n).equals("StreamingRelation"))) {
             return;
         }
         ObjectNode relations = (ObjectNode) extras.get("relations");
@@ -166,16 +163,9 @@ final class Describe {
         }
     }
 
-    private void addExpandProjections(Object plan, ArrayNode flat, ObjectNode extras) {
-        boolean any = false;
-        for (JsonNode n : allNodes(flat)) {
-            JsonNode projections = n.get("projections");
-            if (cls(n).equals("Expand") && (projections == null || projections.isNull())) {
-                any = true;
-                break;
-            }
-        }
-        if (!any) {
+    private void addExpandProjections(Object plan, List<JsonNode> nodes, ObjectNode extras) {
+        if (nodes.stream().noneMatch(n -> cls(n).equals("Expand")
+                && (n.get("projections") == null || n.get("projections").isNull()))) {
             return;
         }
         ObjectNode found = extras.putObject("expand");
@@ -197,18 +187,9 @@ final class Describe {
         }
     }
 
-    private void addSourceRelations(Object plan, ArrayNode flat, ObjectNode extras) {
-        boolean any = false;
-        for (JsonNode n : allNodes(flat)) {
-            String cls = cls(n);
-            if (cls.equals("DataSourceV2Relation") || cls.equals("StreamingExecutionRelation")
-                    || cls.equals("StreamingDataSourceV2Relation")
-                    || (cls.equals("LogicalRelation") && absent(n.get("relation")) && absent(n.get("catalogTable")))) {
-                any = true;
-                break;
-            }
-        }
-        if (!any) {
+    private void addSourceRelations(Object plan, List<JsonNode> nodes, ObjectNode extras) {
+        if (nodes.stream().noneMatch(n -> SOURCE_HINTS.contains(cls(n))
+                || (cls(n).equals("LogicalRelation") && absent(n.get("relation")) && absent(n.get("catalogTable"))))) {
             return;
         }
         ObjectNode relations = (ObjectNode) extras.get("relations");
