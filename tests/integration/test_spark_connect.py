@@ -1,0 +1,235 @@
+"""Capture on a Spark Connect server (issue 26, part A): a real server from the pyspark wheel, started with
+the line ``airflow-lineage connect-server-conf`` prints, real Connect clients.
+
+Two client sessions with their own keys write at once; each key's dump holds exactly its own writes, edge
+for edge as our Python driver gives for the same writes. A key that climbs out of the base is refused, a
+session without a key leaves nothing, and the barrier gives the complete set without any wait of the
+test's own. A task that builds its Connect session by hand reports through ``column_lineage`` (real
+Airflow, ``dag.test``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shlex
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from airflow_lineage_provider.hooks import local_spark, spark_connect
+from airflow_lineage_provider.lineage.extract import from_records
+from tests.conftest import DATA, venv_bin
+from tests.integration.spark_cluster import free_port
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+APP = DATA / "apps" / "connect_writes.py"
+KEYS = {"ka": "etl/load_a/manual__2026-11-27T00_00_00+00_00/1-test", "kb": "etl/load_b/manual__2026-11-27/1-test"}
+
+
+def _workload():
+    spec = importlib.util.spec_from_file_location("connect_writes", APP)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+workload = _workload()
+
+
+def _connect_ready() -> str:
+    """Why a Connect server or client cannot run here ("" when both can)."""
+    import pyspark
+
+    if not list((Path(pyspark.__file__).parent / "jars").glob("spark-connect_*.jar")):
+        return "the pyspark wheel has no jars/spark-connect_*.jar: no Connect server to start"
+    for module in ("grpc", "grpc_status", "pyarrow", "pandas", "google.protobuf"):
+        if importlib.util.find_spec(module) is None:
+            return f"the Spark Connect client needs {module}, not installed in this venv"
+    return ""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """(sc:// URL, base dump directory, the server's log file): one server for the module."""
+    why = _connect_ready()
+    if why:
+        pytest.skip(why)
+    tmp = tmp_path_factory.mktemp("connect")
+    base, port, log = tmp / "base", free_port(), tmp / "server.log"
+    printed = subprocess.run([venv_bin("airflow-lineage"), "connect-server-conf", "--dump", str(base),
+                              "--port", str(port)], capture_output=True, text=True, check=True).stdout
+    cmd = shlex.split(printed)
+    assert cmd[0] == "spark-submit"
+    # The admin's line as printed, on the embedded Spark (its catalog and warehouse in this module's dir).
+    cmd[0] = local_spark.spark_submit()
+    for key, value in local_spark.local_conf(str(tmp / "state")).items():
+        cmd[1:1] = ["--conf", f"{key}={value}"]
+    cmd[1:1] = ["--master", "local[4]"]
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                env={**os.environ, **local_spark.local_env()})
+    url = f"sc://127.0.0.1:{port}"
+    try:
+        _wait_until_serving(url, proc, log)
+        yield url, base, log
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _wait_until_serving(url: str, proc: subprocess.Popen, log: Path) -> None:
+    from pyspark.sql import SparkSession
+
+    deadline = time.monotonic() + 180
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"the Connect server exited ({proc.returncode}):\n{log.read_text()[-3000:]}")
+        try:
+            probe = SparkSession.builder.remote(url).create()
+            probe.sql("SELECT 1").collect()
+            probe.stop()
+            return
+        except Exception:  # noqa: BLE001 - not listening yet
+            if time.monotonic() > deadline:
+                pytest.fail(f"the Connect server did not answer in 180 s:\n{log.read_text()[-3000:]}")
+            time.sleep(1)
+
+
+def session(url: str):
+    from pyspark.sql import SparkSession
+
+    return SparkSession.builder.remote(url).create()
+
+
+@pytest.fixture(scope="module")
+def captured(server):
+    """Each key's JobResult after its barrier: two sessions writing at once, one with a key that climbs out
+    of the base, one with no key."""
+    url, base, _ = server
+    results: dict[str, object] = {}
+    errors: list[BaseException] = []
+
+    def client(db: str, key: str | None) -> None:
+        spark = None
+        try:
+            spark = session(url)
+            if key is not None:
+                spark_connect.start(spark, key)
+            workload.writes(spark, db)
+            if key is not None:
+                # No sleep: the barrier alone must make the set complete.
+                results[db] = spark_connect.finish(spark, str(base), key, timeout=5 if ".." in key else 120)
+        except BaseException as e:  # noqa: BLE001 - re-raised in the test's thread
+            errors.append(e)
+        finally:
+            if spark is not None:
+                spark.stop()  # its gRPC threads would keep the interpreter from exiting
+
+    threads = [threading.Thread(target=client, args=args)
+               for args in (("ka", KEYS["ka"]), ("kb", KEYS["kb"]), ("kc", "../escape"), ("kd", None))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert not any(t.is_alive() for t in threads), "a client is still running after 300 s"
+    assert not errors, errors
+    return results
+
+
+@pytest.fixture(scope="module")
+def python_driver(tmp_path_factory):
+    """The same writes under our Python driver (py4j capture): its document."""
+    state = tmp_path_factory.mktemp("connect_python")
+    # A Connect client of this process set SPARK_CONNECT_MODE_ENABLED (and maybe SPARK_REMOTE): inherited,
+    # they would make the classic application a Connect client too.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_CONNECT", "SPARK_REMOTE"))}
+    out = subprocess.run([venv_bin("airflow-lineage"), "extract", "--app", str(APP), "--format", "json", "--", "ka"],
+                         capture_output=True, text=True, timeout=600, env={**env, "AIRFLOW_LINEAGE_LOCAL_DIR": str(state)})
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout), state
+
+
+def document(result) -> dict:
+    return from_records(result.records, result.warnings).to_dict()
+
+
+def target_of(statement: dict) -> str:
+    return statement["target"]["table"]
+
+
+def test_each_key_gets_exactly_its_own_writes_complete_at_the_barrier(captured):
+    for db in ("ka", "kb"):
+        result = captured[db]
+        assert result.warnings == [] and result.error is None
+        doc = document(result)
+        assert [target_of(s) for s in doc["statements"]] == [f"spark_catalog.{db}.{t}" for t in workload.TARGETS]
+
+
+def test_the_connect_capture_gives_the_python_drivers_lineage_edge_for_edge(captured, python_driver, server):
+    python, state = python_driver
+    _, base, _ = server
+    # One dataset has one name: the two Sparks' warehouses differ only by their directory.
+    connect_warehouse = str(base.parent / "state" / "warehouse")
+    jvm = json.loads(json.dumps(document(captured["ka"])).replace(connect_warehouse, str(state / "warehouse")))
+    assert [target_of(s) for s in jvm["statements"]] == [target_of(s) for s in python["statements"]]
+    for mine, theirs in zip(jvm["statements"], python["statements"]):
+        for key in ("target", "inputs", "columns", "indirect", "method", "confidence", "warnings", "sql", "index"):
+            assert mine.get(key) == theirs.get(key), (target_of(theirs), key)
+    totals = jvm["statements"][1]["columns"]
+    assert {(i["field"], i["subtype"]) for i in totals["total"]} == {("amount", "AGGREGATION")}
+
+
+def test_a_key_that_climbs_out_of_the_base_is_refused(captured, server):
+    _, base, log = server
+    result = captured["kc"]  # the client waited for a result that never comes: a warning, no exception
+    assert result.records == [] and "wrote no lineage result" in result.warnings[0]
+    assert not (base.parent / "escape").exists()
+    assert "key spark.airflow.lineage.key=../escape is refused" in log.read_text()
+
+
+def test_a_session_without_a_key_leaves_nothing_of_its_own(captured, server):
+    _, base, _ = server
+    dumps = {p.parent.relative_to(base).as_posix() for p in base.rglob("plans.jsonl")}
+    assert dumps == set(KEYS.values())
+    from airflow_lineage_provider.job.dump import read_dump
+
+    for key in KEYS.values():
+        targets = {target_of(s) for s in document(read_dump(str(base / key)))["statements"]}
+        assert not {t for t in targets if t.split(".")[1] in ("kc", "kd")}, key
+
+
+
+@pytest.mark.airflow
+def test_a_hand_built_connect_session_reports_through_column_lineage(server, airflow_db, monkeypatch):
+    """Real Airflow (dag.test on SQLite, ``tests/dags/lineage_test_connect.py``): the task's XCom and asset
+    events are the server's records of its key."""
+    from tests.conftest import DAGS
+    from tests.dags.lineage_test_connect import BASE_ENV, URL_ENV
+    from tests.integration.test_example_dag import asset_events, load_dag, xcoms
+
+    url, base, _ = server
+    monkeypatch.setenv(URL_ENV, url)
+    monkeypatch.setenv(BASE_ENV, str(base))
+    dag = load_dag(DAGS / "lineage_test_connect.py")
+    run = dag.test()
+    assert run.state == "success"
+    doc = xcoms(dag.dag_id, run.run_id)["load"]
+    assert [target_of(s) for s in doc["statements"]] == [f"spark_catalog.ke.{t}" for t in workload.TARGETS]
+    assert doc.get("warnings", []) == []
+    totals = doc["statements"][1]["columns"]["total"]
+    assert {(i["table"], i["field"], i["subtype"]) for i in totals} == {("spark_catalog.ke.src", "amount",
+                                                                        "AGGREGATION")}
+    written = {uri for (task, uri) in asset_events(dag.dag_id, run.run_id) if task == "load"}
+    assert {uri.rstrip("/").rsplit("/", 1)[-1] for uri in written} == {"src", "totals", "by_api"}
+    # The key was this try's: <dag>/<task>/<run>/<try>-<nonce> under the base.
+    keys = [p.parent.relative_to(base).as_posix() for p in base.glob("lineage_test_connect/load/*/*/result.json")]
+    assert len(keys) == 1 and keys[0].split("/")[3].startswith("1-")
