@@ -113,7 +113,7 @@ def test_the_corpus_writes_give_the_same_lineage_through_both_captures(jvm_corpu
     from tests.integration.jvm_corpus import SAME
 
     checked = {name: v for name, v in jvm_corpus.items() if v != "no write"}
-    assert sum(v == SAME for v in checked.values()) >= 40
+    assert sum(v == SAME for v in checked.values()) >= 60  # row-level writes included, on the rowcat catalog
     assert {name: v for name, v in checked.items() if v != SAME and not v.startswith("not run: ")} == {}
     refused = {v for v in checked.values() if v.startswith("not run: ")}
     assert refused <= {"not run: [UNSUPPORTED_FEATURE.TABLE_OPERATION]",
