@@ -5,7 +5,6 @@ holds the documents equal, and ``test_coverage.py`` shows per case what was chec
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 from airflow_lineage_provider.hooks import jvm_listener, local_spark
@@ -31,9 +30,9 @@ def _edges(statement: dict) -> tuple:
     return statement["target"], statement["columns"], statement.get("indirect"), statement.get("warnings")
 
 
-def run() -> dict[str, str]:
-    """Each corpus case's verdict: ``same``, ``differs: ...``, ``not run: <Spark's error>`` or ``no write``."""
-    base = Path(tempfile.mkdtemp(prefix="airflow-lineage-jvm-corpus-"))
+def run(base: Path) -> dict[str, str]:
+    """Each corpus case's verdict: ``same``, ``differs: ...``, ``not run: <Spark's error>`` or ``no write``;
+    ``base``: an empty directory for the run's catalog and both dumps."""
     statements: list[str] = [s.sql for s in split_statements((DATA / "corpus_schema.sql").read_text())]
     case_at: dict[int, str] = {}
     for case in CASES:

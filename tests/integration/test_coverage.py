@@ -22,9 +22,8 @@ from tests.integration.case import Case, prepare
 from tests.integration.corpus import CASES
 from tests.integration.test_agreement import corpus_extractor, static_of
 from tests.integration.test_corpus import direct, indirect
-from tests.integration.test_rowlevel import on_rowcat, reset
+from tests.integration.test_rowlevel import MODES, on_rowcat, reset
 
-MODES = {"cow": "copy-on-write", "mor": "merge-on-read"}
 _CAPTURES: dict[int, PlanCapture] = {}
 
 

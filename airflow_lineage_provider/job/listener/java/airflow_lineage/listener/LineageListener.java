@@ -26,19 +26,8 @@ public final class LineageListener implements QueryExecutionListener {
 
     private final Capture capture;
 
+    /** Spark makes a listener with this constructor when it has one (it tries it before a no-argument one). */
     public LineageListener(SparkConf conf) {
-        this.capture = start(conf);
-    }
-
-    /** Spark's fallback when no {@code SparkConf} constructor is taken: reads the active context's. */
-    public LineageListener() {
-        SparkConf conf = null;
-        try {
-            Object context = Scala.option(Scala.call(Scala.module("org.apache.spark.SparkContext"), "getActive"));
-            conf = context == null ? null : (SparkConf) Scala.call(context, "getConf");
-        } catch (Throwable e) {
-            System.err.println("[airflow-lineage] warning: the JVM listener found no Spark conf: " + e);
-        }
         this.capture = start(conf);
     }
 
