@@ -26,8 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     src = ex.add_mutually_exclusive_group(required=True)
     src.add_argument("--sql", metavar="FILE", help="the SQL script (many statements)")
     src.add_argument("-e", dest="inline", metavar="SQL", help="the SQL script as text")
-    src.add_argument("--app", metavar="FILE", help="a PySpark application: run it under the capture and print the "
-                                                   "lineage of its writes (its own arguments go after --)")
+    src.add_argument("--app", metavar="FILE", help="a PySpark application (.py) or a JVM application (a jar): run "
+                                                   "it under the capture and print the lineage of its writes (its own "
+                                                   "arguments go after --)")
     ex.add_argument("--method", choices=["plan", "sql", "auto"], default="plan",
                     help="plan: run on Spark and read the analyzed plans; sql: static lineage from the SQL "
                          "text, no JVM; auto: plan, or sql when no Spark can be started")
@@ -36,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     ex.add_argument("--schema", metavar="FILE.json",
                     help='table schemas for the static extractor: {"db.table": {"column": "type", ...}, ...}')
     ex.add_argument("--database", default="default", help="current database of the static extractor")
+    ex.add_argument("--class", dest="java_class", metavar="MAIN",
+                    help="a jar's main class (default: the jar manifest's Main-Class)")
     ex.add_argument("--master", default="local[*]", help="Spark master, as in spark-submit (default: embedded local)")
     ex.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="Spark configuration")
     ex.add_argument("--dry-run", action="store_true", help="run DDL in a scratch warehouse; analyze writes only")
@@ -293,14 +296,26 @@ def _extract_app(args: argparse.Namespace) -> int:
         print("airflow-lineage: --app runs the application on Spark: --method sql and --dry-run do not apply",
               file=sys.stderr)
         return 2
+    from airflow_lineage_provider.hooks.jvm_listener import is_jvm_application
+
     conf = dict(kv.split("=", 1) for kv in args.conf if "=" in kv)
     dump = tempfile.mkdtemp(prefix="airflow-lineage-cli-")
+    no_listener = ""
     try:
-        code, stderr_tail = local_spark.run_driver(dump, master=args.master, conf=conf, quiet=True,
-                                                   app=args.app, app_args=args.app_args)
+        if is_jvm_application(args.app, args.java_class):
+            code, stderr_tail, no_listener = local_spark.run_jvm_application(
+                dump, args.app, java_class=args.java_class, master=args.master, conf=conf, quiet=True,
+                app_args=args.app_args)
+        else:
+            code, stderr_tail = local_spark.run_driver(dump, master=args.master, conf=conf, quiet=True,
+                                                       app=args.app, app_args=args.app_args)
         result = read_dump(dump)
     finally:
         shutil.rmtree(dump, ignore_errors=True)
+    if no_listener:
+        print(f"airflow-lineage: no plan lineage: {printable(no_listener)}: the application ran without the "
+              "listener", file=sys.stderr)
+        result.records, result.warnings = [], [f"no plan lineage: {no_listener}"]
     if result.error:
         # The application failed: its own error, and no lineage printed as if it had succeeded.
         print(f"{printable(stderr_tail, newlines=True)}\nerror: {printable(result.error.get('message') or '')}",

@@ -86,8 +86,11 @@ def local_conf(directory: str | None = None) -> dict[str, str]:
     }
 
 
-def submit_command(master: str, conf: dict[str, str], application: str, args: list[str]) -> list[str]:
+def submit_command(master: str, conf: dict[str, str], application: str, args: list[str],
+                   main_class: str | None = None) -> list[str]:
     cmd = [spark_submit(), "--master", master]
+    if main_class:
+        cmd += ["--class", main_class]
     for key, value in conf.items():
         cmd += ["--conf", f"{key}={value}"]
     return cmd + [application, *args]
@@ -100,15 +103,40 @@ def run_driver(dump_dir: str, *, master: str = LOCAL_MASTER, conf: dict[str, str
 
     With ``app`` the driver runs that PySpark script (with ``app_args``) instead of the SQL script.
     """
-    # The embedded catalog and warehouse are for local masters; a cluster brings its own.
-    merged = {**local_conf(), **(conf or {})} if master.startswith("local") else dict(conf or {})
+    merged = _merged_conf(master, conf)
     args = command.arguments(dump_dir, dry_run=dry_run, keep_going=keep_going,
                              app=os.path.abspath(app) if app else None, app_args=app_args)
+    return _submit(submit_command(master, merged, DRIVER, args), merged, quiet)
+
+
+def run_jvm_application(dump_dir: str, jar: str, *, java_class: str | None = None, master: str = LOCAL_MASTER,
+                        conf: dict[str, str] | None = None, quiet: bool = False,
+                        app_args: list[str] | tuple[str, ...] = ()) -> tuple[int, str, str]:
+    """Run a JVM application (a jar) under the JVM listener outside Airflow (the CLI), as the hook runs one:
+    (exit code, stderr tail if quiet, why there is no listener or ""). A listener jar that fails its check
+    is not added (Spark would fail the session): the application runs without it."""
+    from airflow_lineage_provider.hooks import jvm_listener
+
+    merged = _merged_conf(master, conf)
+    listener, why = jvm_listener.checked_copy(dump_dir)
+    if listener is not None:
+        merged = {**merged, **jvm_listener.listener_conf(merged, dump_dir),
+                  jvm_listener.JARS_CONF: jvm_listener.jars_with(None, merged, {}, listener)}
+    cmd = submit_command(master, merged, os.path.abspath(jar), [str(a) for a in app_args], java_class)
+    code, tail = _submit(cmd, merged, quiet)
+    return code, tail, why
+
+
+def _merged_conf(master: str, conf: dict[str, str] | None) -> dict[str, str]:
+    """The embedded catalog and warehouse are for local masters; a cluster brings its own."""
+    return {**local_conf(), **(conf or {})} if master.startswith("local") else dict(conf or {})
+
+
+def _submit(cmd: list[str], conf: dict[str, str], quiet: bool) -> tuple[int, str]:
     env = {**os.environ, **local_env()}
     out = subprocess.DEVNULL if quiet else None
-    with catalog_lock(merged, lambda line: print(f"airflow-lineage: {line}", file=sys.stderr, flush=True)):
-        proc = subprocess.run(submit_command(master, merged, DRIVER, args), env=env, stdout=out,
-                              stderr=subprocess.PIPE if quiet else None, text=True)
+    with catalog_lock(conf, lambda line: print(f"airflow-lineage: {line}", file=sys.stderr, flush=True)):
+        proc = subprocess.run(cmd, env=env, stdout=out, stderr=subprocess.PIPE if quiet else None, text=True)
     # What the CLI shows of Spark's own stderr: Spark quotes failing statements, credentials and all.
     return proc.returncode, scrub((proc.stderr or "")[-4000:]) or ""
 

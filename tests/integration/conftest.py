@@ -63,8 +63,8 @@ def pg():
 
 
 @pytest.fixture(scope="session")
-def jvm_corpus():
+def jvm_corpus(tmp_path_factory):
     """Each corpus case's verdict through the JVM listener beside the py4j capture (``jvm_corpus.py``)."""
     from tests.integration import jvm_corpus
 
-    return jvm_corpus.run()
+    return jvm_corpus.run(tmp_path_factory.mktemp("jvm_corpus"))

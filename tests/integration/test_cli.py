@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -277,3 +278,27 @@ def test_a_schema_file_of_the_wrong_shape_is_a_clear_error(tmp_path, schema, sai
     assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
     [line] = proc.stderr.splitlines()
     assert line.startswith("airflow-lineage: ") and said in line, line
+
+
+def test_extract_app_runs_a_jar_under_the_jvm_listener(tmp_path):
+    """``--app x.jar --class Main``: the jar runs itself with the listener added, as the hook runs it."""
+    from tests.rowlevel import jvm_app_jar
+
+    out = tmp_path / "out"
+    base = [venv_bin("airflow-lineage"), "extract", "--app", jvm_app_jar(), "--class", "lineagetest.WriteRange"]
+    env = {**os.environ, "AIRFLOW_LINEAGE_LOCAL_DIR": str(tmp_path / "state")}
+    proc = subprocess.run([*base, "--format", "json", "--", str(out / "range"), str(out / "total")],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads(proc.stdout)
+    source = str(out / "range")
+    assert [(s["target"]["name"], {c: {(i["table"], i["field"], i["subtype"]) for i in inputs}
+                                   for c, inputs in s["columns"].items()}) for s in doc["statements"]] == [
+        (source, {"id": set(), "tens": set()}),
+        (str(out / "total"), {"id": {(source, "id", "IDENTITY")},
+                              "total": {(source, "id", "TRANSFORMATION"), (source, "tens", "TRANSFORMATION")}}),
+    ]
+    # A jar that fails: its own error, and no lineage printed as if it had succeeded.
+    failed = subprocess.run(base, capture_output=True, text=True, timeout=300, env=env)  # no arguments: it throws
+    assert failed.returncode == 1 and failed.stdout == ""
+    assert "ArrayIndexOutOfBoundsException" in failed.stderr and "the Spark job failed" in failed.stderr

@@ -22,9 +22,8 @@ from tests.integration.case import Case, prepare
 from tests.integration.corpus import CASES
 from tests.integration.test_agreement import corpus_extractor, static_of
 from tests.integration.test_corpus import direct, indirect
-from tests.integration.test_rowlevel import on_rowcat, reset
+from tests.integration.test_rowlevel import MODES, on_rowcat, reset
 
-MODES = {"cow": "copy-on-write", "mor": "merge-on-read"}
 _CAPTURES: dict[int, PlanCapture] = {}
 
 
@@ -146,8 +145,9 @@ def matrix(spark, jvm: dict[str, str]) -> str:
         "- **static**: the static extractor (sqlglot), the lineage of START events and of runs that leave no plan;",
         "- **jvm**: the case's write run (not only analyzed) by the Python driver with the JVM listener",
         "  (`job/listener`, the capture of Scala/Java applications) added: *same* when the listener's document",
-        "  equals the py4j capture's edge for edge; *not run* when Spark refuses the statement on the corpus's",
-        "  parquet tables; *no write* for a bare query (the listener captures writes).",
+        "  equals the py4j capture's edge for edge (a row-level write as it runs on the tests' row-level",
+        "  catalog, in both modes); *not run* when Spark refuses the statement; *no write* for a bare query",
+        "  (the listener captures writes).",
         "",
         "*exact*: the case's expected lineage, edge for edge, with no warning. *partial*: the warning a user",
         "sees, or the columns it gets wrong. *not supported*: why.",

@@ -39,16 +39,22 @@ def on_rowcat(sql: str, mode: str) -> str:
     return re.sub(r"\bJOIN emp\b", "JOIN spark_catalog.corpus.emp", sql)
 
 
-def reset(spark, mode: str) -> None:
-    spark.sql("CREATE NAMESPACE IF NOT EXISTS rowcat.corpus")
+def reset_statements(mode: str) -> list[str]:
+    """The statements that make the mode's tables anew on the row-level catalog, with their rows."""
+    out = ["CREATE NAMESPACE IF NOT EXISTS rowcat.corpus"]
     for table, columns, rows, props in (
         (f"acct_{mode}", "id BIGINT, name STRING, balance DOUBLE, status STRING", ACCT_ROWS,
          f" TBLPROPERTIES ('write.mode' = '{MODES[mode]}')"),
         ("acct_upd", "id BIGINT, name STRING, amount DOUBLE, op STRING", UPD_ROWS, ""),
     ):
-        spark.sql(f"DROP TABLE IF EXISTS rowcat.corpus.{table}")
-        spark.sql(f"CREATE TABLE rowcat.corpus.{table} ({columns}){props}")
-        spark.sql(f"INSERT INTO rowcat.corpus.{table} VALUES {rows}")
+        out += [f"DROP TABLE IF EXISTS rowcat.corpus.{table}", f"CREATE TABLE rowcat.corpus.{table} ({columns}){props}",
+                f"INSERT INTO rowcat.corpus.{table} VALUES {rows}"]
+    return out
+
+
+def reset(spark, mode: str) -> None:
+    for statement in reset_statements(mode):
+        spark.sql(statement)
 
 
 def rows_of(spark, mode: str) -> list[tuple]:

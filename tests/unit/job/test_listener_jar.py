@@ -8,10 +8,11 @@ import zipfile
 
 import pytest
 
+from airflow_lineage_provider.hooks import jvm_listener
 from tests.helpers import ROOT
 
-LISTENER = ROOT / "airflow_lineage_provider" / "job" / "listener"
-JAR = LISTENER / "airflow-lineage-listener.jar"
+JAR = jvm_listener.JAR
+LISTENER = JAR.parent
 
 
 def _build_script():

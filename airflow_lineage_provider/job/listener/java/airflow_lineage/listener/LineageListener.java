@@ -36,20 +36,8 @@ public final class LineageListener implements QueryExecutionListener {
     private final Capture capture;
     private final Keys keys;
 
+    /** Spark makes a listener with this constructor when it has one (it tries it before a no-argument one). */
     public LineageListener(SparkConf conf) {
-        this.keys = connect(conf);
-        this.capture = keys == null ? start(conf) : null;
-    }
-
-    /** Spark's fallback when no {@code SparkConf} constructor is taken: reads the active context's. */
-    public LineageListener() {
-        SparkConf conf = null;
-        try {
-            Object context = Scala.option(Scala.call(Scala.module("org.apache.spark.SparkContext"), "getActive"));
-            conf = context == null ? null : (SparkConf) Scala.call(context, "getConf");
-        } catch (Throwable e) {
-            System.err.println("[airflow-lineage] warning: the JVM listener found no Spark conf: " + e);
-        }
         this.keys = connect(conf);
         this.capture = keys == null ? start(conf) : null;
     }
