@@ -90,6 +90,11 @@ class DumpWriter:
         self._plans.write(line)
         self._plans.flush()
 
+    def close(self) -> None:
+        """Give up without a result (the caller's run failed; its directory is removed)."""
+        if self._files is None and not self._plans.closed:
+            self._plans.close()
+
     def finish(self, result: JobResult) -> None:
         outcome = json.dumps(result.outcome())
         if self._files is not None:

@@ -16,7 +16,7 @@ URL_ENV, BASE_ENV = "AIRFLOW_LINEAGE_TEST_CONNECT_URL", "AIRFLOW_LINEAGE_TEST_CO
 def load_by_hand(**context) -> None:
     from pyspark.sql import SparkSession
 
-    from airflow_lineage_provider.operators.connect import column_lineage
+    from airflow_lineage_provider.operators.session import column_lineage
 
     path = os.path.join(os.environ["AIRFLOW_LINEAGE_TEST_DATA"], "apps", "connect_writes.py")
     spec = importlib.util.spec_from_file_location("connect_writes", path)

@@ -127,7 +127,9 @@ def captured(server):
             workload.writes(spark, db)
             if key is not None:
                 # No sleep: the barrier alone must make the set complete.
-                results[db] = spark_connect.finish(spark, str(base), key, timeout=5 if ".." in key else 120)
+                # The dumps are kept for the tests below (a task's are removed once read).
+                results[db] = spark_connect.finish(spark, str(base), key, timeout=5 if ".." in key else 120,
+                                                   keep=True)
         except BaseException as e:  # noqa: BLE001 - re-raised in the test's thread
             errors.append(e)
         finally:
@@ -230,6 +232,153 @@ def test_a_hand_built_connect_session_reports_through_column_lineage(server, air
                                                                         "AGGREGATION")}
     written = {uri for (task, uri) in asset_events(dag.dag_id, run.run_id) if task == "load"}
     assert {uri.rstrip("/").rsplit("/", 1)[-1] for uri in written} == {"src", "totals", "by_api"}
-    # The key was this try's: <dag>/<task>/<run>/<try>-<nonce> under the base.
-    keys = [p.parent.relative_to(base).as_posix() for p in base.glob("lineage_test_connect/load/*/*/result.json")]
-    assert len(keys) == 1 and keys[0].split("/")[3].startswith("1-")
+    # The key was this try's, <dag>/<task>/<run>/<try>-<nonce> under the base (the task's log names it), and
+    # its records were removed once read: the server's base keeps no task's records.
+    assert not list(base.glob("lineage_test_connect/load/*/*/*"))
+
+
+# -- part B: an unchanged @task.pyspark task (the example DAG) ---------------------------------------------
+
+DEMO = "spark_connect_demo"
+D = "spark_catalog.connect_demo."
+DEMO_SEED_SINGLE = {
+    "id": {(D + "ods_users", "id", "IDENTITY")},
+    "name": {(D + "ods_users", "name", "IDENTITY")},
+    "company_name": {(D + "ods_users", "name", "IDENTITY")},
+    "birthday": {(D + "ods_users", "birthday", "IDENTITY")},
+    "ts": {(D + "ods_users", "ts", "IDENTITY")},
+    "p": {(D + "ods_users", "birthday", "TRANSFORMATION")},
+}
+DEMO_SEED_JOIN = {
+    **DEMO_SEED_SINGLE,
+    "name": {(D + "ods_users", "name", "TRANSFORMATION"), (D + "dim_company", "company_name", "TRANSFORMATION")},
+    "company_name": {(D + "dim_company", "company_name", "IDENTITY")},
+}
+DEMO_COMPANY_USERS = {
+    "company_name": {(D + "dwd_users", "company_name", "IDENTITY")},
+    "users": {(D + "dwd_users", "id", "AGGREGATION")},
+    "youngest": {(D + "dwd_users", "birthday", "AGGREGATION")},
+}
+DEMO_TARGETS = ["ods_users", "dim_company", "dwd_users", "dwd_users", "company_users"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _classic_env_restored():
+    """A Connect session sets SPARK_CONNECT_MODE_ENABLED (and SPARK_REMOTE) in this process's environment;
+    a classic spark-submit started later by another test module would inherit it and fail: put it back."""
+    saved = {k: os.environ.get(k) for k in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")}
+    yield
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+def classic_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_CONNECT", "SPARK_REMOTE"))}
+
+
+@pytest.fixture(scope="module")
+def demo_on_connect(server, airflow_db, tmp_path_factory):
+    """The example DAG with the option on, its connection on the test's server: (run, XCom, asset events,
+    OpenLineage events)."""
+    from tests.conftest import DAGS
+    from tests.integration.test_example_dag import asset_events, load_dag, xcoms
+    from tests.integration.test_openlineage import openlineage_enabled, read_events
+
+    url, _, _ = server
+    host, port = url.removeprefix("sc://").rsplit(":", 1)
+    log = tmp_path_factory.mktemp("connect-openlineage") / "events.jsonl"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEMO",
+                  json.dumps({"conn_type": "spark_connect", "host": host, "port": int(port)}))
+        mp.setenv("AIRFLOW__COLUMN_LINEAGE__STOCK_SPARK_OPERATORS", "True")
+        with openlineage_enabled({"type": "file", "log_file_path": str(log), "append": True}):
+            run = load_dag(DAGS / f"{DEMO}.py").test()
+    return run, xcoms(DEMO, run.run_id), asset_events(DEMO, run.run_id), read_events(log)
+
+
+@pytest.fixture(scope="module")
+def demo_classic(airflow_db, tmp_path_factory):
+    """The same DAG, the same option, on a classic local session in the task's own process, run by
+    ``airflow dags test`` (its own process: a classic session and this process's Connect clients do not
+    mix): (XCom document, warehouse)."""
+    from airflow.models.dagrun import DagRun
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    from tests.integration.test_example_dag import xcoms
+
+    warehouse = tmp_path_factory.mktemp("connect-classic") / "warehouse"
+    conn = {"conn_type": "spark", "host": "local[2]",
+            "extra": {"spark.sql.warehouse.dir": str(warehouse), "spark.ui.enabled": "false"}}
+    env = {**classic_env(), "AIRFLOW_CONN_SPARK_CONNECT_DEMO": json.dumps(conn),
+           "AIRFLOW__COLUMN_LINEAGE__STOCK_SPARK_OPERATORS": "True", **local_spark.local_env()}
+    out = subprocess.run([venv_bin("airflow"), "dags", "test", DEMO], env=env, capture_output=True, text=True,
+                         timeout=600, cwd=str(warehouse.parent))
+    assert out.returncode == 0, (out.stdout[-3000:], out.stderr[-3000:])
+    with create_session() as session:
+        run_id = session.scalars(select(DagRun.run_id).where(DagRun.dag_id == DEMO)
+                                 .order_by(DagRun.id.desc())).first()
+    return xcoms(DEMO, run_id)["build_users"], warehouse
+
+
+def demo_targets(doc: dict) -> list[str]:
+    return [target_of(s).removeprefix(D) for s in doc["statements"] if s["target"]]
+
+
+@pytest.mark.airflow
+def test_the_example_dags_pyspark_task_reports_its_writes_from_the_connect_server(demo_on_connect):
+    from tests.helpers import document_edges
+
+    run, docs, _, _ = demo_on_connect
+    assert run.state == "success"
+    doc = docs["build_users"]
+    assert doc.get("warnings", []) == []
+    assert demo_targets(doc) == DEMO_TARGETS
+    writes = [s for s in doc["statements"] if s["target"]]
+    assert document_edges(writes[2]) == DEMO_SEED_SINGLE
+    assert document_edges(writes[3]) == DEMO_SEED_JOIN
+    assert document_edges(writes[4]) == DEMO_COMPANY_USERS
+    assert {(i["table"], i["field"], i["subtype"]) for i in writes[3]["indirect"]} == {
+        (D + "ods_users", "id", "JOIN"), (D + "dim_company", "user_id", "JOIN")}
+    assert all(s["method"] == "plan" and s["confidence"] == 1.0 for s in writes)
+    # The VALUES inserts: every column written, none with a source.
+    assert document_edges(writes[0]) == {c: set() for c in ("id", "name", "birthday", "ts")}
+
+
+@pytest.mark.airflow
+def test_the_connect_tasks_openlineage_events_are_valid_and_carry_its_column_lineage(demo_on_connect, server):
+    from tests.integration.test_openlineage import task_event
+    from tests.openlineage_spec import registry, validate_event
+
+    _, _, assets, events = demo_on_connect
+    schemas = registry()
+    checked = [url for event in events for url in validate_event(event, schemas)]  # raises on an invalid one
+    assert any("ColumnLineageDatasetFacet" in url for url in checked)
+    complete = task_event(events, f"{DEMO}.build_users", "COMPLETE")
+    outputs = {o["name"].rstrip("/").rsplit("/", 1)[-1]: o for o in complete["outputs"]}
+    assert set(outputs) == {"ods_users", "dim_company", "dwd_users", "company_users"}
+    fields = outputs["company_users"]["facets"]["columnLineage"]["fields"]
+    got = {column: {(f["name"].rsplit("/", 1)[-1], f["field"], t["subtype"]) for f in entry["inputFields"]
+                    for t in f["transformations"]} for column, entry in fields.items()}
+    assert got == {c: {(t.removeprefix(D), f, s) for t, f, s in edges} for c, edges in DEMO_COMPANY_USERS.items()}
+    assert {f["name"] for f in outputs["company_users"]["facets"]["schema"]["fields"]} == set(DEMO_COMPANY_USERS)
+    # Asset events: one per written dataset, named as the OpenLineage output.
+    written = {uri for (task, uri) in assets if task == "build_users"}
+    assert written == {f"file://{o['name']}" for o in complete["outputs"]}
+
+
+@pytest.mark.airflow
+def test_the_connect_tasks_lineage_equals_the_classic_sessions_edge_for_edge(demo_on_connect, demo_classic, server):
+    _, docs, _, _ = demo_on_connect
+    classic, warehouse = demo_classic
+    _, base, _ = server
+    connect_warehouse = str(base.parent / "state" / "warehouse")
+    mine = json.loads(json.dumps(docs["build_users"]).replace(connect_warehouse, str(warehouse)))
+    assert demo_targets(classic) == DEMO_TARGETS
+    assert len(mine["statements"]) == len(classic["statements"])
+    for a, b in zip(mine["statements"], classic["statements"]):
+        for key in ("target", "inputs", "columns", "indirect", "method", "confidence", "warnings", "sql"):
+            assert a.get(key) == b.get(key), (target_of(b), key)
