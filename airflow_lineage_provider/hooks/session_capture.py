@@ -25,6 +25,8 @@ from airflow_lineage_provider.job.dump import JobResult, read_dump
 
 log = logging.getLogger(__name__)
 
+_ABANDON_S = 10.0
+
 
 class SessionCapture(Protocol):
     def end(self) -> JobResult:
@@ -71,7 +73,9 @@ class _ConnectCapture:
         return spark_connect.finish(self.spark, self.base, self.key, timeout=self.timeout)
 
     def abandon(self) -> None:
-        spark_connect.stop(self.spark)
+        # The barrier still runs: the server ends the key's capture (no idle thread of it stays) and the
+        # records it writes are removed unread. Bounded: a failing task is not kept waiting for lineage.
+        spark_connect.finish(self.spark, self.base, self.key, timeout=min(self.timeout, _ABANDON_S))
 
 
 class _InProcessCapture:

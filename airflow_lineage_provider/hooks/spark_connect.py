@@ -94,7 +94,7 @@ def finish(spark: Any, base: str, key: str, *, timeout: float = DEFAULT_TIMEOUT_
                     result = read_dump(local)
                     if result.barrier == token:
                         if not keep:
-                            dump_location.remove(location)  # read: the server's base keeps no task's records
+                            forget(base, key)  # read: the server's base keeps no task's records
                         return result
         except (dump_location.DumpLocationError, OSError) as e:
             return _nothing(str(e))
@@ -108,6 +108,21 @@ def finish(spark: Any, base: str, key: str, *, timeout: float = DEFAULT_TIMEOUT_
                 f"(is it running the listener with {CONNECT_BASE_CONF}={base}, and is that location shared with "
                 "this worker? the listener's warning is in the server's log)")
         time.sleep(_POLL_S)
+
+
+def forget(base: str, key: str) -> None:
+    """Remove ``key``'s records, and the directories of a local base it leaves empty (best effort)."""
+    dump_location.remove(key_location(base, key))
+    local = dump_location.local_path(base)
+    if local is None:
+        return
+    parts = key.split("/")[:-1]
+    while parts:
+        try:
+            os.rmdir(os.path.join(local, *parts))  # only an empty one: another try's key may share it
+        except OSError:
+            return
+        parts.pop()
 
 
 def _nothing(why: str) -> JobResult:

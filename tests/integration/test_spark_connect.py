@@ -382,3 +382,39 @@ def test_the_connect_tasks_lineage_equals_the_classic_sessions_edge_for_edge(dem
     for a, b in zip(mine["statements"], classic["statements"]):
         for key in ("target", "inputs", "columns", "indirect", "method", "confidence", "warnings", "sql"):
             assert a.get(key) == b.get(key), (target_of(b), key)
+
+
+@pytest.mark.airflow
+def test_two_tasks_at_once_on_one_server_each_report_their_own_and_a_retry_its_own_try(server, tmp_path):
+    """A real deployment (scheduler, LocalExecutor with two slots, api-server): the two ``@task.pyspark`` tasks
+    of ``lineage_test_connect_tasks`` write at the same time on the test's server; each task's XCom holds its
+    own writes only, and the retried task's XCom its second try's only."""
+    from tests.conftest import DAGS
+    from tests.dags.lineage_test_connect_tasks import MEET_ENV
+    from tests.integration.scheduler import deployment
+
+    url, base, _ = server
+    host, port = url.removeprefix("sc://").rsplit(":", 1)
+    meet = tmp_path / "meet"
+    meet.mkdir()
+    env = {"AIRFLOW_CONN_SPARK_CONNECT_TEST": json.dumps({"conn_type": "spark_connect", "host": host,
+                                                          "port": int(port)}),
+           "AIRFLOW__COLUMN_LINEAGE__STOCK_SPARK_OPERATORS": "True", MEET_ENV: str(meet)}
+    dag_id, run_id = "lineage_test_connect_tasks", "two_at_once"
+    home = tmp_path / "airflow"
+    with deployment(home, [DAGS / f"{dag_id}.py"], env) as airflow:
+        state = airflow.run(dag_id, run_id)
+        states = airflow.task_states(dag_id, run_id)
+        docs = airflow.xcoms(dag_id, run_id, "column_lineage")
+        tries = dict(airflow.query("SELECT task_id, try_number FROM task_instance WHERE dag_id = ? AND run_id = ?",
+                                   dag_id, run_id))
+    assert (state, states) == ("success", {"load_a": "success", "load_b": "success", "flaky": "success"}), \
+        f"logs in {home}"
+    assert sorted(meet.iterdir()) == [meet / "a", meet / "b"]  # both had their sessions at once
+    for task, db in (("load_a", "ta"), ("load_b", "tb")):
+        assert [target_of(s) for s in docs[task]["statements"]] == [f"spark_catalog.{db}.{t}" for t in workload.TARGETS]
+        assert docs[task].get("warnings", []) == []
+    assert tries["flaky"] == 2
+    assert [target_of(s) for s in docs["flaky"]["statements"]] == ["spark_catalog.try2.one"]
+    # Every key's records were read (or, the failed try's, dropped unread) and removed.
+    assert not list(base.glob(f"{dag_id}/**/*.json*"))
