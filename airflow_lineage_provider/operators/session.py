@@ -27,6 +27,7 @@ from typing import Any, Iterator
 
 from airflow_lineage_provider.hooks import session_capture, spark_connect
 from airflow_lineage_provider.hooks.jvm_listener import connect_key
+from airflow_lineage_provider.job.dump import JobResult
 from airflow_lineage_provider.lineage.model import LineageReport
 from airflow_lineage_provider.operators.reporting import LineageReporter
 
@@ -61,21 +62,65 @@ def column_lineage(spark: Any, context: Any, *, dump_base: str | None = None,
         why = f"the capture could not start ({type(e).__name__}: {e})"
     if capture is None:
         log.warning("No plan column lineage for this task: %s", why)
+    texts = SqlTexts(spark)
     try:
         yield reporter
     except BaseException as e:
         reporter.error = e  # the FAIL event's; the records of a failed block are not reported
+        texts.restore()
         if capture is not None:
             _quietly(capture.abandon)
         raise
+    texts.restore()
     try:
-        if capture is None:
-            lineage = LineageReport(warnings=(f"no plan lineage: {why}",))
-        else:
-            lineage = reporter.extract(capture.end())
-        reporter.report(context.get("task"), context, lineage)
+        result = capture.end() if capture is not None else JobResult(warnings=[f"no plan lineage: {why}"])
+        reporter.report(context.get("task"), context, _lineage(reporter, result, texts.texts, context))
     except Exception as e:  # noqa: BLE001 - lineage never breaks the job
         log.warning("Column lineage of the Spark session could not be reported: %s", e, exc_info=True)
+
+
+class SqlTexts:
+    """The text of every ``spark.sql(...)`` the block runs: where no plan is captured (a Connect server
+    without the listener, records out of reach) its static lineage stands in, saying why."""
+
+    def __init__(self, spark: Any) -> None:
+        self.texts: list[str] = []
+        self._spark: Any = None
+        try:
+            run = spark.sql
+
+            def sql(query: Any, *args: Any, **kwargs: Any) -> Any:
+                if isinstance(query, str):
+                    self.texts.append(query.strip().rstrip(";"))
+                return run(query, *args, **kwargs)
+
+            spark.sql = sql  # this session object only, for the block
+            self._spark = spark
+        except Exception as e:  # noqa: BLE001 - lineage never breaks the job
+            log.debug("spark.sql cannot be watched: %s", e)
+
+    def restore(self) -> None:
+        if self._spark is not None:
+            _quietly(lambda: delattr(self._spark, "sql"))
+            self._spark = None
+
+
+def _lineage(reporter: LineageReporter, result: JobResult, texts: list[str], context: Any) -> LineageReport:
+    """The plan's lineage; where no plan was captured and the block ran SQL, the SQL's static lineage."""
+    from airflow_lineage_provider.lineage.redact import scrub
+    from airflow_lineage_provider.lineage.sql.static import TaskSql, default_cache_path
+
+    ti = context["ti"]
+    static = TaskSql(";\n".join(texts), cache_path=default_cache_path(ti.dag_id, ti.task_id)) if texts else None
+    if static is not None and not result.records and result.warnings:
+        reporter.sql = scrub(static.sql)  # the SQL job facet of the events
+        try:
+            return static.fallback("; ".join(w.removeprefix("no plan lineage: ") for w in result.warnings))
+        except Exception as e:  # noqa: BLE001 - lineage never breaks the job
+            log.warning("The static lineage of the task's SQL failed: %s", e, exc_info=True)
+    if static is not None and result.records:
+        static.remember(result.records)  # a later run without a plan reads these schemas
+    return reporter.extract(result)
 
 
 def _quietly(step: Any) -> None:

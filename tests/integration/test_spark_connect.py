@@ -54,18 +54,16 @@ def _connect_ready() -> str:
     return ""
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """(sc:// URL, base dump directory, the server's log file): one server for the module."""
-    why = _connect_ready()
-    if why:
-        pytest.skip(why)
-    tmp = tmp_path_factory.mktemp("connect")
+def start_server(tmp: Path, *, listener: bool = True) -> tuple[subprocess.Popen, str, Path, Path]:
+    """A Connect server from the wheel, started with the line ``airflow-lineage connect-server-conf`` prints
+    (``listener``), else as a server without it: (process, sc:// URL, base dump directory, log file)."""
     base, port, log = tmp / "base", free_port(), tmp / "server.log"
     printed = subprocess.run([venv_bin("airflow-lineage"), "connect-server-conf", "--dump", str(base),
                               "--port", str(port)], capture_output=True, text=True, check=True).stdout
     cmd = shlex.split(printed)
     assert cmd[0] == "spark-submit"
+    if not listener:  # a server as Spark's docs start it: its class and port only
+        cmd = [*cmd[:3], "--conf", f"spark.connect.grpc.binding.port={port}"]
     # The admin's line as printed, on the embedded Spark (its catalog and warehouse in this module's dir).
     cmd[0] = local_spark.spark_submit()
     for key, value in local_spark.local_conf(str(tmp / "state")).items():
@@ -77,13 +75,31 @@ def server(tmp_path_factory):
     url = f"sc://127.0.0.1:{port}"
     try:
         _wait_until_serving(url, proc, log)
+    except BaseException:
+        stop_server(proc)
+        raise
+    return proc, url, base, log
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """(sc:// URL, base dump directory, the server's log file): one server for the module."""
+    why = _connect_ready()
+    if why:
+        pytest.skip(why)
+    proc, url, base, log = start_server(tmp_path_factory.mktemp("connect"))
+    try:
         yield url, base, log
     finally:
-        proc.terminate()
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_server(proc)
 
 
 def _wait_until_serving(url: str, proc: subprocess.Popen, log: Path) -> None:
@@ -418,3 +434,68 @@ def test_two_tasks_at_once_on_one_server_each_report_their_own_and_a_retry_its_o
     assert [target_of(s) for s in docs["flaky"]["statements"]] == ["spark_catalog.try2.one"]
     # Every key's records were read (or, the failed try's, dropped unread) and removed.
     assert not list(base.glob(f"{dag_id}/**/*.json*"))
+
+
+@pytest.fixture(scope="module")
+def plain_server(tmp_path_factory):
+    """A Connect server without the listener: (sc:// URL, base it would have used)."""
+    why = _connect_ready()
+    if why:
+        pytest.skip(why)
+    proc, url, base, _ = start_server(tmp_path_factory.mktemp("connect-plain"), listener=False)
+    try:
+        yield url, base
+    finally:
+        stop_server(proc)
+
+
+@pytest.mark.airflow
+def test_on_a_server_without_the_listener_the_task_runs_as_always_with_its_sqls_static_lineage(
+        plain_server, airflow_db, capfd, caplog):
+    """The option on, the server without the listener: the task succeeds as without the option; one warning
+    line says why; the SQL its function ran gets its static lineage, saying so; no directory is written."""
+    from tests.conftest import DAGS
+    from tests.helpers import document_edges
+    from tests.integration.test_example_dag import load_dag, xcoms
+
+    url, base = plain_server
+    host, port = url.removeprefix("sc://").rsplit(":", 1)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEMO",
+                  json.dumps({"conn_type": "spark_connect", "host": host, "port": int(port)}))
+        mp.setenv("AIRFLOW__COLUMN_LINEAGE__STOCK_SPARK_OPERATORS", "True")
+        run = load_dag(DAGS / f"{DEMO}.py").test()
+    assert run.state == "success"
+    # Said once, wherever the task's log went (the terminal, or pytest's capture once another test has set
+    # Airflow's logging up).
+    out = capfd.readouterr()
+    line = "No plan column lineage for this task: the Spark Connect server does not run"
+    said = [sum(line in text for text in texts)
+            for texts in ((out.out + out.err).splitlines(), [r.getMessage() for r in caplog.records])]
+    assert max(said) == 1, said
+    doc = xcoms(DEMO, run.run_id)["build_users"]
+    assert any("does not run the column lineage listener" in w for w in doc["warnings"])
+    writes = [s for s in doc["statements"] if s["target"]]
+    # The SQL's writes, from its text (the DataFrame write has no text: it is not there).
+    assert [target_of(s).removeprefix(D) for s in writes] == DEMO_TARGETS[:4]
+    assert all(s["method"] == "sql" for s in writes)
+    assert document_edges(writes[2]) == DEMO_SEED_SINGLE
+    assert document_edges(writes[3]) == DEMO_SEED_JOIN
+    assert not base.exists()
+
+
+@pytest.mark.airflow
+def test_with_the_option_off_the_task_runs_as_always_and_reports_nothing(server, airflow_db):
+    from tests.conftest import DAGS
+    from tests.integration.test_example_dag import load_dag, xcoms
+
+    url, base, _ = server
+    host, port = url.removeprefix("sc://").rsplit(":", 1)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEMO",
+                  json.dumps({"conn_type": "spark_connect", "host": host, "port": int(port)}))
+        mp.setenv("AIRFLOW__COLUMN_LINEAGE__STOCK_SPARK_OPERATORS", "False")
+        run = load_dag(DAGS / f"{DEMO}.py").test()
+    assert run.state == "success"
+    assert xcoms(DEMO, run.run_id) == {}
+    assert not (base / DEMO).exists()
