@@ -382,8 +382,14 @@ def test_the_connect_tasks_openlineage_events_are_valid_and_carry_its_column_lin
     assert got == {c: {(t.removeprefix(D), f, s) for t, f, s in edges} for c, edges in DEMO_COMPANY_USERS.items()}
     assert {f["name"] for f in outputs["company_users"]["facets"]["schema"]["fields"]} == set(DEMO_COMPANY_USERS)
     # Asset events: one per written dataset, named as the OpenLineage output.
-    written = {uri for (task, uri) in assets if task == "build_users"}
-    assert written == {f"file://{o['name']}" for o in complete["outputs"]}
+    written = {uri: extra for (task, uri), extra in assets.items() if task == "build_users"}
+    assert set(written) == {f"file://{o['name']}" for o in complete["outputs"]}
+    by_table = {uri.rstrip("/").rsplit("/", 1)[-1]: extra for uri, extra in written.items()}
+    dwd = f"file://{outputs['dwd_users']['name']}"
+    assert by_table["company_users"]["inputs"] == [dwd]
+    assert by_table["company_users"]["columns"] == ["company_name", "users", "youngest"]
+    assert sorted(by_table["dwd_users"]["inputs"]) == sorted(
+        f"file://{outputs[t]['name']}" for t in ("ods_users", "dim_company"))
 
 
 @pytest.mark.airflow
@@ -499,3 +505,18 @@ def test_with_the_option_off_the_task_runs_as_always_and_reports_nothing(server,
     assert run.state == "success"
     assert xcoms(DEMO, run.run_id) == {}
     assert not (base / DEMO).exists()
+
+
+def test_a_classic_job_after_a_connect_session_of_the_same_process_runs_classic(tmp_path, monkeypatch):
+    """``airflow dags test`` runs every task in one process: a Connect task leaves SPARK_CONNECT_MODE_ENABLED
+    in its environment, and the next task's spark-submit must not inherit it."""
+    from airflow_lineage_provider.hooks.spark_lineage import CONNECT_CLIENT_ENV, SparkLineageHook
+
+    for name in CONNECT_CLIENT_ENV:
+        monkeypatch.setenv(name, "1" if name == "SPARK_CONNECT_MODE_ENABLED" else "sc://127.0.0.1:1")
+    monkeypatch.setenv("AIRFLOW_LINEAGE_LOCAL_DIR", str(tmp_path / "state"))
+    result = SparkLineageHook().run_sql("CREATE TABLE t USING parquet AS SELECT 1 AS one")
+    assert result.error is None
+    assert [s["target"]["table"] for s in from_records(result.records).to_dict()["statements"]] == [
+        "spark_catalog.default.t"]
+    assert os.environ["SPARK_CONNECT_MODE_ENABLED"] == "1"  # put back: a later Connect task still needs it
