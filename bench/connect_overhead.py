@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import socket
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -122,7 +122,8 @@ def main() -> None:
         print(f"job: {len(JOB)} writes over {args.rows:,} rows, {args.rounds} rounds each, one Connect server")
         print(f"off    median {off:.3f} s  (min {min(times['off']):.3f}, max {max(times['off']):.3f})")
         print(f"keyed  median {keyed:.3f} s  (min {min(times['keyed']):.3f}, max {max(times['keyed']):.3f})")
-        print(f"keyed/off: {keyed / off:.3f}x; the barrier and read: median {statistics.median(barriers) * 1000:.0f} ms "
+        wait = statistics.median(barriers) * 1000
+        print(f"keyed/off: {keyed / off:.3f}x; the barrier and read: median {wait:.0f} ms "
               f"(max {max(barriers) * 1000:.0f} ms)")
     finally:
         proc.terminate()
