@@ -134,10 +134,8 @@ def captured(server):
     results: dict[str, object] = {}
     errors: list[BaseException] = []
 
-    def client(db: str, key: str | None) -> None:
-        spark = None
+    def client(spark, db: str, key: str | None) -> None:
         try:
-            spark = session(url)
             if key is not None:
                 spark_connect.start(spark, key)
             workload.writes(spark, db)
@@ -148,17 +146,22 @@ def captured(server):
                                                    keep=True)
         except BaseException as e:  # noqa: BLE001 - re-raised in the test's thread
             errors.append(e)
-        finally:
-            if spark is not None:
-                spark.stop()  # its gRPC threads would keep the interpreter from exiting
 
-    threads = [threading.Thread(target=client, args=args)
-               for args in (("ka", KEYS["ka"]), ("kb", KEYS["kb"]), ("kc", "../escape"), ("kd", None))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(300)
-    assert not any(t.is_alive() for t in threads), "a client is still running after 300 s"
+    clients = (("ka", KEYS["ka"]), ("kb", KEYS["kb"]), ("kc", "../escape"), ("kd", None))
+    # The sessions are made and stopped here, one at a time: pyspark's Connect builder and stop() keep
+    # class-wide state (the default and active sessions), which threads must not race on; a task makes
+    # its one session in its own process. The writes, the barriers and the waits run at once.
+    sessions = [session(url) for _ in clients]
+    try:
+        threads = [threading.Thread(target=client, args=(spark, *args)) for spark, args in zip(sessions, clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(300)
+        assert not any(t.is_alive() for t in threads), "a client is still running after 300 s"
+    finally:
+        for spark in sessions:
+            spark.stop()  # its gRPC threads would keep the interpreter from exiting
     assert not errors, errors
     return results
 
