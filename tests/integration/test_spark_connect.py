@@ -298,23 +298,34 @@ def classic_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_CONNECT", "SPARK_REMOTE"))}
 
 
+def connection(url: str) -> str:
+    """A ``spark_connect`` connection (as JSON, for ``AIRFLOW_CONN_...``) to the server at ``url``."""
+    host, port = url.removeprefix("sc://").rsplit(":", 1)
+    return json.dumps({"conn_type": "spark_connect", "host": host, "port": int(port)})
+
+
+def run_demo(url: str, option: bool):
+    """The example DAG by ``dag.test()``, its connection on the server at ``url``, the option on or off."""
+    from tests.conftest import DAGS
+    from tests.integration.test_example_dag import load_dag
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEMO", connection(url))
+        mp.setenv("AIRFLOW__COLUMN_LINEAGE__STOCK_SPARK_OPERATORS", str(option))
+        return load_dag(DAGS / f"{DEMO}.py").test()
+
+
 @pytest.fixture(scope="module")
 def demo_on_connect(server, airflow_db, tmp_path_factory):
     """The example DAG with the option on, its connection on the test's server: (run, XCom, asset events,
     OpenLineage events)."""
-    from tests.conftest import DAGS
-    from tests.integration.test_example_dag import asset_events, load_dag, xcoms
+    from tests.integration.test_example_dag import asset_events, xcoms
     from tests.integration.test_openlineage import openlineage_enabled, read_events
 
     url, _, _ = server
-    host, port = url.removeprefix("sc://").rsplit(":", 1)
     log = tmp_path_factory.mktemp("connect-openlineage") / "events.jsonl"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEMO",
-                  json.dumps({"conn_type": "spark_connect", "host": host, "port": int(port)}))
-        mp.setenv("AIRFLOW__COLUMN_LINEAGE__STOCK_SPARK_OPERATORS", "True")
-        with openlineage_enabled({"type": "file", "log_file_path": str(log), "append": True}):
-            run = load_dag(DAGS / f"{DEMO}.py").test()
+    with openlineage_enabled({"type": "file", "log_file_path": str(log), "append": True}):
+        run = run_demo(url, option=True)
     return run, xcoms(DEMO, run.run_id), asset_events(DEMO, run.run_id), read_events(log)
 
 
@@ -419,11 +430,9 @@ def test_two_tasks_at_once_on_one_server_each_report_their_own_and_a_retry_its_o
     from tests.integration.scheduler import deployment
 
     url, base, _ = server
-    host, port = url.removeprefix("sc://").rsplit(":", 1)
     meet = tmp_path / "meet"
     meet.mkdir()
-    env = {"AIRFLOW_CONN_SPARK_CONNECT_TEST": json.dumps({"conn_type": "spark_connect", "host": host,
-                                                          "port": int(port)}),
+    env = {"AIRFLOW_CONN_SPARK_CONNECT_TEST": connection(url),
            "AIRFLOW__COLUMN_LINEAGE__STOCK_SPARK_OPERATORS": "True", MEET_ENV: str(meet)}
     dag_id, run_id = "lineage_test_connect_tasks", "two_at_once"
     home = tmp_path / "airflow"
@@ -463,17 +472,11 @@ def test_on_a_server_without_the_listener_the_task_runs_as_always_with_its_sqls_
         plain_server, airflow_db, capfd, caplog):
     """The option on, the server without the listener: the task succeeds as without the option; one warning
     line says why; the SQL its function ran gets its static lineage, saying so; no directory is written."""
-    from tests.conftest import DAGS
     from tests.helpers import document_edges
-    from tests.integration.test_example_dag import load_dag, xcoms
+    from tests.integration.test_example_dag import xcoms
 
     url, base = plain_server
-    host, port = url.removeprefix("sc://").rsplit(":", 1)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEMO",
-                  json.dumps({"conn_type": "spark_connect", "host": host, "port": int(port)}))
-        mp.setenv("AIRFLOW__COLUMN_LINEAGE__STOCK_SPARK_OPERATORS", "True")
-        run = load_dag(DAGS / f"{DEMO}.py").test()
+    run = run_demo(url, option=True)
     assert run.state == "success"
     # Said once, wherever the task's log went (the terminal, or pytest's capture once another test has set
     # Airflow's logging up).
@@ -495,16 +498,10 @@ def test_on_a_server_without_the_listener_the_task_runs_as_always_with_its_sqls_
 
 @pytest.mark.airflow
 def test_with_the_option_off_the_task_runs_as_always_and_reports_nothing(server, airflow_db):
-    from tests.conftest import DAGS
-    from tests.integration.test_example_dag import load_dag, xcoms
+    from tests.integration.test_example_dag import xcoms
 
     url, base, _ = server
-    host, port = url.removeprefix("sc://").rsplit(":", 1)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEMO",
-                  json.dumps({"conn_type": "spark_connect", "host": host, "port": int(port)}))
-        mp.setenv("AIRFLOW__COLUMN_LINEAGE__STOCK_SPARK_OPERATORS", "False")
-        run = load_dag(DAGS / f"{DEMO}.py").test()
+    run = run_demo(url, option=False)
     assert run.state == "success"
     assert xcoms(DEMO, run.run_id) == {}
     assert not (base / DEMO).exists()
