@@ -25,6 +25,7 @@ from airflow_lineage_provider.hooks import local_spark, spark_connect
 from airflow_lineage_provider.lineage.extract import from_records
 from tests.conftest import DATA, venv_bin
 from tests.integration.spark_cluster import free_port
+from tests.integration.test_example_dag import SEED_JOIN, SEED_SINGLE, T
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -260,19 +261,14 @@ def test_a_hand_built_connect_session_reports_through_column_lineage(server, air
 
 DEMO = "spark_connect_demo"
 D = "spark_catalog.connect_demo."
-DEMO_SEED_SINGLE = {
-    "id": {(D + "ods_users", "id", "IDENTITY")},
-    "name": {(D + "ods_users", "name", "IDENTITY")},
-    "company_name": {(D + "ods_users", "name", "IDENTITY")},
-    "birthday": {(D + "ods_users", "birthday", "IDENTITY")},
-    "ts": {(D + "ods_users", "ts", "IDENTITY")},
-    "p": {(D + "ods_users", "birthday", "TRANSFORMATION")},
-}
-DEMO_SEED_JOIN = {
-    **DEMO_SEED_SINGLE,
-    "name": {(D + "ods_users", "name", "TRANSFORMATION"), (D + "dim_company", "company_name", "TRANSFORMATION")},
-    "company_name": {(D + "dim_company", "company_name", "IDENTITY")},
-}
+
+
+def _in_demo_db(edges: dict) -> dict:
+    """The example SQL DAG's seed edges (``test_example_dag``), in this DAG's database."""
+    return {c: {(t.replace(T, D), f, sub) for t, f, sub in inputs} for c, inputs in edges.items()}
+
+
+DEMO_SEED_SINGLE, DEMO_SEED_JOIN = _in_demo_db(SEED_SINGLE), _in_demo_db(SEED_JOIN)
 DEMO_COMPANY_USERS = {
     "company_name": {(D + "dwd_users", "company_name", "IDENTITY")},
     "users": {(D + "dwd_users", "id", "AGGREGATION")},
