@@ -17,6 +17,7 @@ import shlex
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -300,54 +301,60 @@ def connection(url: str) -> str:
     return json.dumps({"conn_type": "spark_connect", "host": host, "port": int(port)})
 
 
-def run_demo(url: str, option: bool):
-    """The example DAG by ``dag.test()``, its connection on the server at ``url``, the option on or off."""
-    from tests.conftest import DAGS
-    from tests.integration.test_example_dag import load_dag
+@dataclass(frozen=True)
+class DemoRun:
+    """One ``airflow dags test`` run of the example DAG: its state, XCom, asset events and the task's log."""
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEMO", connection(url))
-        mp.setenv("AIRFLOW__COLUMN_LINEAGE__STOCK_SPARK_OPERATORS", str(option))
-        return load_dag(DAGS / f"{DEMO}.py").test()
-
-
-@pytest.fixture(scope="module")
-def demo_on_connect(server, airflow_db, tmp_path_factory):
-    """The example DAG with the option on, its connection on the test's server: (run, XCom, asset events,
-    OpenLineage events)."""
-    from tests.integration.test_example_dag import asset_events, xcoms
-    from tests.integration.test_openlineage import openlineage_enabled, read_events
-
-    url, _, _ = server
-    log = tmp_path_factory.mktemp("connect-openlineage") / "events.jsonl"
-    with openlineage_enabled({"type": "file", "log_file_path": str(log), "append": True}):
-        run = run_demo(url, option=True)
-    return run, xcoms(DEMO, run.run_id), asset_events(DEMO, run.run_id), read_events(log)
+    state: str
+    xcom: dict
+    assets: dict
+    log: str
 
 
-@pytest.fixture(scope="module")
-def demo_classic(airflow_db, tmp_path_factory):
-    """The same DAG, the same option, on a classic local session in the task's own process, run by
-    ``airflow dags test`` (its own process: a classic session and this process's Connect clients do not
-    mix): (XCom document, warehouse)."""
+def run_demo(conn: dict | str, *, option: bool = True, cwd: str | None = None, **env: str) -> DemoRun:
+    """The example DAG run by ``airflow dags test`` in its own process, as a worker runs a task: a classic
+    session of this process (the suite's shared one) would hand the task's ``SparkConf()`` its master, which
+    pyspark refuses beside ``spark.remote``; and a classic task must not inherit this process's Connect
+    clients' environment (``classic_env``)."""
     from airflow.models.dagrun import DagRun
     from airflow.utils.session import create_session
     from sqlalchemy import select
 
-    from tests.integration.test_example_dag import xcoms
+    from tests.integration.test_example_dag import asset_events, xcoms
 
+    full = {**classic_env(), **local_spark.local_env(), **env,
+            "AIRFLOW_CONN_SPARK_CONNECT_DEMO": conn if isinstance(conn, str) else json.dumps(conn),
+            "AIRFLOW__COLUMN_LINEAGE__STOCK_SPARK_OPERATORS": str(option)}
+    out = subprocess.run([venv_bin("airflow"), "dags", "test", DEMO], env=full, capture_output=True, text=True,
+                         timeout=600, cwd=cwd)
+    with create_session() as session:
+        run = session.scalars(select(DagRun).where(DagRun.dag_id == DEMO).order_by(DagRun.id.desc())).first()
+        state, run_id = str(run.state), run.run_id
+    assert out.returncode == 0 and state == "success", (out.stdout[-3000:], out.stderr[-3000:])
+    return DemoRun(state, xcoms(DEMO, run_id), asset_events(DEMO, run_id), out.stdout + out.stderr)
+
+
+@pytest.fixture(scope="module")
+def demo_on_connect(server, airflow_db, tmp_path_factory):
+    """The example DAG with the option on, its connection on the test's server: (run, OpenLineage events)."""
+    from tests.integration.test_openlineage import read_events
+
+    url, _, _ = server
+    log = tmp_path_factory.mktemp("connect-openlineage") / "events.jsonl"
+    run = run_demo(connection(url), AIRFLOW__OPENLINEAGE__TRANSPORT=json.dumps(
+        {"type": "file", "log_file_path": str(log), "append": True}), AIRFLOW__OPENLINEAGE__DISABLED="false")
+    return run, read_events(log)
+
+
+@pytest.fixture(scope="module")
+def demo_classic(airflow_db, tmp_path_factory):
+    """The same DAG, the same option, on a classic local session in the task's own process: (XCom document,
+    warehouse)."""
     warehouse = tmp_path_factory.mktemp("connect-classic") / "warehouse"
     conn = {"conn_type": "spark", "host": "local[2]",
             "extra": {"spark.sql.warehouse.dir": str(warehouse), "spark.ui.enabled": "false"}}
-    env = {**classic_env(), "AIRFLOW_CONN_SPARK_CONNECT_DEMO": json.dumps(conn),
-           "AIRFLOW__COLUMN_LINEAGE__STOCK_SPARK_OPERATORS": "True", **local_spark.local_env()}
-    out = subprocess.run([venv_bin("airflow"), "dags", "test", DEMO], env=env, capture_output=True, text=True,
-                         timeout=600, cwd=str(warehouse.parent))
-    assert out.returncode == 0, (out.stdout[-3000:], out.stderr[-3000:])
-    with create_session() as session:
-        run_id = session.scalars(select(DagRun.run_id).where(DagRun.dag_id == DEMO)
-                                 .order_by(DagRun.id.desc())).first()
-    return xcoms(DEMO, run_id)["build_users"], warehouse
+    run = run_demo(conn, cwd=str(warehouse.parent))
+    return run.xcom["build_users"], warehouse
 
 
 def demo_targets(doc: dict) -> list[str]:
@@ -358,9 +365,8 @@ def demo_targets(doc: dict) -> list[str]:
 def test_the_example_dags_pyspark_task_reports_its_writes_from_the_connect_server(demo_on_connect):
     from tests.helpers import document_edges
 
-    run, docs, _, _ = demo_on_connect
-    assert run.state == "success"
-    doc = docs["build_users"]
+    run, _ = demo_on_connect
+    doc = run.xcom["build_users"]
     assert doc.get("warnings", []) == []
     assert demo_targets(doc) == DEMO_TARGETS
     writes = [s for s in doc["statements"] if s["target"]]
@@ -379,7 +385,8 @@ def test_the_connect_tasks_openlineage_events_are_valid_and_carry_its_column_lin
     from tests.integration.test_openlineage import task_event
     from tests.openlineage_spec import registry, validate_event
 
-    _, _, assets, events = demo_on_connect
+    run, events = demo_on_connect
+    assets = run.assets
     schemas = registry()
     checked = [url for event in events for url in validate_event(event, schemas)]  # raises on an invalid one
     assert any("ColumnLineageDatasetFacet" in url for url in checked)
@@ -404,11 +411,11 @@ def test_the_connect_tasks_openlineage_events_are_valid_and_carry_its_column_lin
 
 @pytest.mark.airflow
 def test_the_connect_tasks_lineage_equals_the_classic_sessions_edge_for_edge(demo_on_connect, demo_classic, server):
-    _, docs, _, _ = demo_on_connect
+    run, _ = demo_on_connect
     classic, warehouse = demo_classic
     _, base, _ = server
     connect_warehouse = str(base.parent / "state" / "warehouse")
-    mine = json.loads(json.dumps(docs["build_users"]).replace(connect_warehouse, str(warehouse)))
+    mine = json.loads(json.dumps(run.xcom["build_users"]).replace(connect_warehouse, str(warehouse)))
     assert demo_targets(classic) == DEMO_TARGETS
     assert len(mine["statements"]) == len(classic["statements"])
     for a, b in zip(mine["statements"], classic["statements"]):
@@ -465,23 +472,17 @@ def plain_server(tmp_path_factory):
 
 @pytest.mark.airflow
 def test_on_a_server_without_the_listener_the_task_runs_as_always_with_its_sqls_static_lineage(
-        plain_server, airflow_db, capfd, caplog):
+        plain_server, airflow_db):
     """The option on, the server without the listener: the task succeeds as without the option; one warning
     line says why; the SQL its function ran gets its static lineage, saying so; no directory is written."""
     from tests.helpers import document_edges
-    from tests.integration.test_example_dag import xcoms
 
     url, base = plain_server
-    run = run_demo(url, option=True)
-    assert run.state == "success"
-    # Said once, wherever the task's log went (the terminal, or pytest's capture once another test has set
-    # Airflow's logging up).
-    out = capfd.readouterr()
-    line = "No plan column lineage for this task: the Spark Connect server does not run"
-    said = [sum(line in text for text in texts)
-            for texts in ((out.out + out.err).splitlines(), [r.getMessage() for r in caplog.records])]
-    assert max(said) == 1, said
-    doc = xcoms(DEMO, run.run_id)["build_users"]
+    run = run_demo(connection(url))
+    said = [line for line in run.log.splitlines()
+            if "No plan column lineage for this task: the Spark Connect server does not run" in line]
+    assert len(said) == 1, said
+    doc = run.xcom["build_users"]
     assert any("does not run the column lineage listener" in w for w in doc["warnings"])
     writes = [s for s in doc["statements"] if s["target"]]
     # The SQL's writes, from its text (the DataFrame write has no text: it is not there).
@@ -494,12 +495,9 @@ def test_on_a_server_without_the_listener_the_task_runs_as_always_with_its_sqls_
 
 @pytest.mark.airflow
 def test_with_the_option_off_the_task_runs_as_always_and_reports_nothing(server, airflow_db):
-    from tests.integration.test_example_dag import xcoms
-
     url, base, _ = server
-    run = run_demo(url, option=False)
-    assert run.state == "success"
-    assert xcoms(DEMO, run.run_id) == {}
+    run = run_demo(connection(url), option=False)
+    assert run.xcom == {} and run.assets == {}
     assert not (base / DEMO).exists()
 
 
