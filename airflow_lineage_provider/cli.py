@@ -2,7 +2,8 @@
 
 ``extract`` runs a SQL script (``--sql``/``-e``) or a PySpark application (``--app``)
 on the embedded local Spark (or ``--master``) and prints the lineage of its writes;
-``show`` prints the lineage a DAG run left in XCom.
+``show`` prints the lineage a DAG run left in XCom; ``connect-server-conf`` prints how to start a
+Spark Connect server with the capture.
 """
 
 from __future__ import annotations
@@ -57,6 +58,13 @@ def main(argv: list[str] | None = None) -> int:
     df.add_argument("--task-id", help="the task (with --dag-id)")
     df.add_argument("--run-id", action="append", help="the two runs, old then new; default: its last two runs")
 
+    cs = sub.add_parser("connect-server-conf", help="print the spark-submit line that starts a Spark Connect server "
+                                                    "capturing each client's column lineage")
+    cs.add_argument("--dump", required=True, metavar="BASE",
+                    help="the base dump location (a directory, file://, hdfs://, s3a://): each client key's records "
+                         "go under it; Airflow workers must reach it too")
+    cs.add_argument("--port", type=int, default=15002, help="the server's gRPC port (default: 15002)")
+
     argv = list(sys.argv[1:] if argv is None else argv)
     app_args: list[str] = []
     if "--" in argv:  # what follows "--" is the application's own command line
@@ -70,7 +78,29 @@ def main(argv: list[str] | None = None) -> int:
         return _extract(args)
     if args.command == "diff":
         return _diff(args)
+    if args.command == "connect-server-conf":
+        return _connect_server_conf(args)
     return _show(args)
+
+
+def _connect_server_conf(args: argparse.Namespace) -> int:
+    """The admin's one line: the installed package's listener jar and the listener's conf with the base."""
+    import shlex
+
+    from airflow_lineage_provider.hooks.jvm_listener import JAR, connect_server_conf, jar_damage, spark_defaults
+
+    why = jar_damage()
+    if why:
+        print(f"airflow-lineage: the listener jar {JAR} {why}: reinstall airflow-lineage-provider", file=sys.stderr)
+        return 2
+    # The listeners the site's spark-defaults.conf sets are kept: a --conf replaces the whole list.
+    defaults = spark_defaults(os.environ, spark_binary="spark-submit")
+    conf = {**connect_server_conf(args.dump, defaults), "spark.connect.grpc.binding.port": str(args.port)}
+    cmd = ["spark-submit", "--class", "org.apache.spark.sql.connect.service.SparkConnectServer", "--jars", str(JAR)]
+    for key, value in conf.items():
+        cmd += ["--conf", f"{key}={value}"]
+    print(" ".join(shlex.quote(part) for part in cmd))
+    return 0
 
 
 def _diff(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 SECTION = "column_lineage"
 STOCK_SPARK_OPERATORS = "stock_spark_operators"
+CONNECT_DUMP_BASE = "connect_dump_base"
 
 
 def stock_spark_operators() -> bool:
@@ -16,6 +17,14 @@ def stock_spark_operators() -> bool:
     from airflow.sdk import conf
 
     return conf.getboolean(SECTION, STOCK_SPARK_OPERATORS, fallback=False)
+
+
+def connect_dump_base() -> str | None:
+    """``[column_lineage] connect_dump_base``: where this worker reads a Spark Connect server's lineage
+    records (``None``: where the server says it writes them, ``hooks/spark_connect.server_base``)."""
+    from airflow.sdk import conf
+
+    return conf.get(SECTION, CONNECT_DUMP_BASE, fallback="") or None
 
 
 def openlineage_spark_injection() -> tuple[bool, bool]:

@@ -14,7 +14,7 @@ def get_provider_info() -> dict[str, Any]:
         "hooks": [
             {"integration-name": "Apache Spark", "python-modules": ["airflow_lineage_provider.hooks.spark_lineage"]}
         ],
-        # Read by `airflow config list` and Airflow's conf (the provider's defaults): one option, off by default.
+        # Read by `airflow config list` and Airflow's conf (the provider's defaults); both off or empty by default.
         "config": {
             "column_lineage": {
                 "description": "Column lineage of Spark jobs (airflow-lineage-provider).",
@@ -25,13 +25,27 @@ def get_provider_info() -> dict[str, Any]:
                             "applications) and SparkSqlOperator of apache-airflow-providers-apache-spark: they "
                             "run under the plan capture and push XCom column_lineage, OpenLineage column-lineage "
                             "facets and asset events, as SparkSqlLineageOperator does. The job runs with the "
-                            "same connection, master, conf and arguments; lineage never changes a task's outcome."
+                            "same connection, master, conf and arguments; lineage never changes a task's outcome. "
+                            "Also @task.pyspark and PySparkOperator tasks: on a Spark Connect session through the "
+                            "server's listener (see connect_dump_base), on a classic session in the task's process."
                         ),
                         "version_added": "0.1.0",
                         "type": "boolean",
                         "example": "True",
                         "default": "False",
-                    }
+                    },
+                    "connect_dump_base": {
+                        "description": (
+                            "Where this worker reads the lineage a Spark Connect server's listener writes (the "
+                            "server's spark.airflow.lineage.connect.base as this worker reaches it, e.g. a shared "
+                            "mount at another path). Empty: the server's own base, which the task reads from the "
+                            "server (the same s3a://, hdfs:// or shared path on both sides)."
+                        ),
+                        "version_added": "0.1.0",
+                        "type": "string",
+                        "example": "/mnt/lineage",
+                        "default": "",
+                    },
                 },
             }
         },

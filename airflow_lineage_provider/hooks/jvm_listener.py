@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import tempfile
 import zipfile
@@ -35,6 +36,20 @@ STREAM_LISTENERS_CONF = "spark.sql.streaming.streamingQueryListeners"  # the sam
 LISTENERS = {LISTENERS_CONF: LISTENER_CLASS, STREAM_LISTENERS_CONF: STREAM_LISTENER_CLASS}
 CLASS_ENTRIES = tuple(name.replace(".", "/") + ".class" for name in LISTENERS.values())
 DUMP_CONF = "spark.airflow.lineage.dump"  # the listener's: where it writes; without it, it does nothing
+# On a Spark Connect server (docs/spark-connect.md): the admin's static base, under which each client
+# session's records go to <base>/<key>/; the client's runtime conf naming its key; and the conf whose
+# SET command is the client's completion barrier (its value comes back in result.json's "barrier").
+CONNECT_BASE_CONF = "spark.airflow.lineage.connect.base"
+KEY_CONF = "spark.airflow.lineage.key"
+FLUSH_CONF = "spark.airflow.lineage.flush"
+# A key the server accepts: up to eight "/"-separated parts of a safe charset, none starting with a dot.
+# So a key can never climb out of the base ("..", a leading "/"), name a scheme (no ":"), hide a file or
+# reach another key's directory by a spelling trick (no "\\", no "%"). The server refuses (does not
+# rewrite) any other key, so the client and the server never disagree on the directory; the jar reads
+# this pattern from lineage.properties (scripts/build_listener.py).
+KEY_CHARS = "A-Za-z0-9_.+=-"  # a regex class's body
+_KEY_PART = rf"[{KEY_CHARS.replace('.', '')}][{KEY_CHARS}]{{0,127}}"
+KEY_PATTERN = rf"{_KEY_PART}(/{_KEY_PART}){{0,7}}"
 JARS_CONF = "spark.jars"
 
 
@@ -72,6 +87,14 @@ def checked_copy(directory: str) -> tuple[str | None, str]:
     return target, ""
 
 
+def jar_damage() -> str:
+    """What is wrong with the package's listener jar ("" when nothing is)."""
+    try:
+        return _damage(JAR.read_bytes())
+    except OSError as e:
+        return f"cannot be read ({e.strerror or e})"
+
+
 def _damage(data: bytes) -> str:
     """What is wrong with a jar's bytes ("" when nothing is)."""
     try:
@@ -104,6 +127,25 @@ def listener_conf(conf: Mapping[str, Any] | None, dump: str, defaults: Mapping[s
             listeners.append(ours)
         out[key] = ",".join(listeners)
     return {**out, DUMP_CONF: dump}
+
+
+def connect_server_conf(base: str, defaults: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The Spark conf that starts a Spark Connect server with the listener, each client's records going to
+    ``<base>/<key>/`` (``docs/spark-connect.md``): ``listener_conf``'s listeners, with the base in the
+    place of the one application's dump."""
+    conf = listener_conf(None, base, defaults)
+    del conf[DUMP_CONF]
+    return {**conf, CONNECT_BASE_CONF: base}
+
+
+def connect_key(*parts: Any) -> str:
+    """A key the server accepts (``KEY_PATTERN``) made of ``parts`` (a DAG id, a run id...): each part's
+    other characters become ``_``, a leading dot too, and it is cut to 128 characters."""
+    safe = []
+    for part in parts[:8]:
+        text = re.sub(f"[^{KEY_CHARS}]", "_", str(part))[:128] or "_"
+        safe.append("_" + text[1:] if text.startswith(".") else text)
+    return "/".join(safe)
 
 
 def jars_with(jars: str | None, conf: Mapping[str, Any] | None, defaults: Mapping[str, str] | None,

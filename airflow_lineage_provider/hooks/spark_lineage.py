@@ -138,6 +138,17 @@ class SparkLineageHook(SubmitHookAdapter):
             return [local_spark.spark_submit()]
         return path
 
+    def submit(self, application: str = "", **kwargs: Any) -> Any:
+        """spark-submit, without what a Spark Connect client made earlier in this process left in its
+        environment (an ``@task.pyspark`` task before this one under ``airflow dags test``): inherited, it
+        would make our classic driver a Connect client that fails at once. The stock ``submit()`` builds the
+        child's environment from ``os.environ`` itself, so the names are out of it for the submit only."""
+        left = {name: os.environ.pop(name) for name in CONNECT_CLIENT_ENV if name in os.environ}
+        try:
+            return super().submit(application, **kwargs)
+        finally:
+            os.environ.update(left)
+
     def submit_command(self, cmd: list[str]) -> list[str]:
         if cmd and cmd[0] == local_spark.spark_submit():
             # pyspark's own spark-submit needs SPARK_HOME and a local bind address.
@@ -418,6 +429,8 @@ def _json_loads() -> Callable[[str], Any]:
 
 
 # ``--conf key=value`` in a logged command line.
+# What pyspark's Connect client sets in os.environ when it makes a session (and a user may set for one).
+CONNECT_CLIENT_ENV = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")
 _SECRET_CONF_ARG = re.compile(r"(?<=--conf )([\w.\-]+)=(\S+)")
 
 

@@ -85,8 +85,7 @@ class ApplicationRunner:
     def run(self, app: str, args: list[str]) -> int:
         """Run ``app`` as ``__main__``; 0 on success. The error, if any, goes to the dump."""
         error: dict[str, Any] | None = None
-        if self.capture_plans:
-            self._install()
+        self.start()
         saved_argv, saved_path = sys.argv[:], sys.path[:]
         sys.argv = [app, *args]
         sys.path.insert(0, os.path.dirname(os.path.abspath(app)))
@@ -105,14 +104,31 @@ class ApplicationRunner:
                      "exception": type(e).__name__, "traceback": text[-8000:]}
         finally:
             sys.argv, sys.path[:] = saved_argv, saved_path
+        self.finish(app, error)
+        return 1 if error else 0
+
+    # -- a session held by its caller ----------------------------------------------------
+
+    def start(self) -> None:
+        """Capture the session's writes from now on (an application's run, or a task's own function on a
+        session it holds: ``hooks/session_capture.py``)."""
+        if self.capture_plans:
+            self._install()
+
+    def finish(self, application: str, error: dict[str, Any] | None = None) -> JobResult:
+        """Describe what was captured (unless the run failed), stop capturing and write the dump's result."""
         if self.capture_plans and error is None:
             self.collect()
         self._uninstall()
-        self.writer.finish(JobResult(
-            error=error, errors=[error] if error else [], warnings=self.capture.warnings,
-            spark_version=self._version(), application=app, writes=self._records,
-        ))
-        return 1 if error else 0
+        result = JobResult(error=error, errors=[error] if error else [], warnings=self.capture.warnings,
+                           spark_version=self._version(), application=application, writes=self._records)
+        self.writer.finish(result)
+        return result
+
+    def abandon(self) -> None:
+        """Stop capturing without describing anything (the caller's function failed: nothing is reported)."""
+        self._uninstall()
+        self.capture.uninstall()
 
     def _version(self) -> str | None:
         try:
@@ -158,7 +174,10 @@ class ApplicationRunner:
 
         self.capture.install()
         try:
-            self.spark.streams.addListener(_python_stream_listener(_StreamListener(self)))
+            listener = _python_stream_listener(_StreamListener(self))
+            self.spark.streams.addListener(listener)
+            # A session that outlives the run (a task's own) keeps no listener of ours.
+            self._restore.append(lambda: self.spark.streams.removeListener(listener))
         except Exception as e:  # noqa: BLE001 - lineage never breaks the job
             self.capture.warnings.append(f"streaming queries will not be captured: {e}")
         runner = self
@@ -177,5 +196,8 @@ class ApplicationRunner:
 
     def _uninstall(self) -> None:
         for restore in self._restore:
-            restore()
+            try:
+                restore()
+            except Exception:  # noqa: BLE001 - the session is stopped already: nothing left to remove
+                pass
         self._restore.clear()

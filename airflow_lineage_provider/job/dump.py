@@ -30,7 +30,8 @@ class JobResult:
     ``statements``: each statement's ``index``, ``line``, ``first_line`` and ``status`` (``ok``,
     ``failed`` with its ``error``, ``skipped``); ``error``: the first error, which fails the
     task; ``errors``: all of them (``keep_going``). ``application`` and ``writes`` are set for a
-    PySpark application, ``elapsed_s`` when the script ran to its end.
+    PySpark application, ``elapsed_s`` when the script ran to its end; ``barrier`` by the JVM listener on a
+    Spark Connect server, the value of the client's ``SET spark.airflow.lineage.flush`` it was written for.
     """
 
     records: list[dict[str, Any]] = field(default_factory=list)
@@ -43,6 +44,7 @@ class JobResult:
     elapsed_s: float | None = None
     application: str | None = None
     writes: int | None = None
+    barrier: str | None = None  # Spark Connect: the client's flush token this result answers
 
     @property
     def failed(self) -> bool:
@@ -87,6 +89,11 @@ class DumpWriter:
             return
         self._plans.write(line)
         self._plans.flush()
+
+    def close(self) -> None:
+        """Give up without a result (the caller's run failed; its directory is removed)."""
+        if self._files is None and not self._plans.closed:
+            self._plans.close()
 
     def finish(self, result: JobResult) -> None:
         outcome = json.dumps(result.outcome())

@@ -1,7 +1,8 @@
-"""Column lineage for existing DAGs: the stock ``SparkSubmitOperator`` and ``SparkSqlOperator``, unchanged.
+"""Column lineage for existing DAGs: the stock ``SparkSubmitOperator``, ``SparkSqlOperator``, ``PySparkOperator``
+and ``@task.pyspark``, unchanged.
 
 With ``[column_lineage] stock_spark_operators`` on, the listener of ``plugins/stock.py`` hands each
-running task of either stock class to ``adopt``, which changes the class of the running task (Airflow's
+running task of these stock classes to ``adopt``, which changes the class of the running task (Airflow's
 own copy of it, made for this run) to a subclass of the same name. Its ``execute()`` runs the job
 through ``SparkLineageHook`` and reports through the reporting piece (``operators/reporting.py``), as
 our operators do: XCom ``column_lineage``, OpenLineage facets (no ``[openlineage] extractors`` setting
@@ -16,7 +17,9 @@ that is neither, cluster deploy mode without ``dump_uri``, a driver tracked thro
 stock ``execute()`` runs untouched and one log line says why; a ``SparkSqlOperator``'s SQL then still gets
 its static lineage. Nothing here changes a task's outcome: a failure of ours before Spark starts
 runs the stock ``execute()`` instead. What the Spark provider keeps in private attributes is read
-through ``hooks/spark_provider.py``.
+through ``hooks/spark_provider.py``. A ``PySparkOperator`` or ``@task.pyspark`` task builds its session in the
+task's own process and hands it to the user's function, which runs under that session's capture
+(``_StockPySpark``, ``operators/session.py``).
 """
 
 from __future__ import annotations
@@ -195,6 +198,44 @@ class _StockSparkSql(_StockLineage):
                                     "from the SQL text")
 
 
+class _StockPySpark(_StockLineage):
+    """A ``PySparkOperator`` or ``@task.pyspark`` task: its function runs under the capture of the session the
+    stock operator makes and hands it as ``spark`` (``operators/session.py``): a Spark Connect session's
+    through the server's listener, a classic one's in this process. The session, its conf and its stop are
+    the stock operator's own."""
+
+    __slots__ = ()
+
+    def _make_reporter(self) -> LineageReporter:
+        return LineageReporter()
+
+    def execute(self, context: Any) -> Any:
+        import functools
+
+        from airflow_lineage_provider.operators.session import column_lineage
+
+        reporter = self.lineage_reporter
+        function = self.python_callable
+
+        @functools.wraps(function)  # the same signature: Airflow picks the context arguments from it
+        def under_capture(*args: Any, **kwargs: Any) -> Any:
+            spark = kwargs.get("spark")
+            if spark is None:
+                self.log.warning("No plan column lineage for this task: no Spark session was handed to it")
+                return function(*args, **kwargs)
+            with column_lineage(spark, context, reporter=reporter):
+                return function(*args, **kwargs)
+
+        self.python_callable = under_capture
+        try:
+            return self._stock_class.execute(self, context)
+        except BaseException as e:
+            reporter.error = e
+            raise
+        finally:
+            self.python_callable = function
+
+
 def spark_sql_conf(spark_conf: dict[str, Any] | str | None) -> dict[str, str]:
     """``SparkSqlOperator``'s ``conf`` (a dict, or ``"k=v,k2=v2"`` as its hook splits it) as a dict."""
     if not spark_conf:
@@ -217,7 +258,14 @@ def _stock_classes() -> dict[type, type[_StockLineage]]:
     from airflow.providers.apache.spark.operators.spark_sql import SparkSqlOperator
     from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
-    return {SparkSubmitOperator: _StockSparkSubmit, SparkSqlOperator: _StockSparkSql}
+    classes: dict[type, type[_StockLineage]] = {SparkSubmitOperator: _StockSparkSubmit,
+                                                SparkSqlOperator: _StockSparkSql}
+    try:  # the Spark provider's 6.x: a Python function handed a SparkSession
+        from airflow.providers.apache.spark.decorators.pyspark import _PySparkDecoratedOperator
+        from airflow.providers.apache.spark.operators.spark_pyspark import PySparkOperator
+    except ImportError:
+        return classes
+    return {**classes, PySparkOperator: _StockPySpark, _PySparkDecoratedOperator: _StockPySpark}
 
 
 def lineage_class(stock: type) -> type | None:

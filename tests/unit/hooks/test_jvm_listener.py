@@ -44,6 +44,33 @@ def test_the_class_names_and_conf_are_the_java_sources_own():
     assert declared(CLASS_ENTRIES[1], "extends StreamingQueryListener") == STREAM_LISTENER_CLASS
     listener = (jvm_listener.JAVA_SOURCES / (CLASS_ENTRY[: -len(".class")] + ".java")).read_text()
     assert f'DUMP_CONF = "{DUMP_CONF}"' in listener
+    for name in ("CONNECT_BASE_CONF", "KEY_CONF", "FLUSH_CONF"):
+        assert f'{name} = "{getattr(jvm_listener, name)}"' in listener, name
+
+
+# -- Spark Connect: the key a client may name, the server's conf -------------------------------------
+
+
+@pytest.mark.parametrize("key", ["../x", "a/../b", "/abs", "s3a://bucket/x", "file:/x", ".hidden", "a/.b", "a\\b",
+                                 "a%2F..", "", "a//b", "a/", "a b", "x/" * 8 + "x", "k" * 129])
+def test_a_key_that_could_leave_the_base_is_refused(key):
+    """The server refuses these (the jar holds the same pattern: test_listener_jar), so no client chooses
+    where the server writes: never above the base, never a scheme, never a hidden or shared spelling."""
+    assert not re.fullmatch(jvm_listener.KEY_PATTERN, key)
+
+
+def test_a_task_try_gets_a_key_the_server_accepts_whatever_its_ids_hold():
+    key = jvm_listener.connect_key("etl.daily", "load/../users", "manual__2026-11-27T00:52:09+00:00", "2-ab12")
+    assert key == "etl.daily/load_.._users/manual__2026-11-27T00_52_09+00_00/2-ab12"
+    assert re.fullmatch(jvm_listener.KEY_PATTERN, key)
+    assert re.fullmatch(jvm_listener.KEY_PATTERN, jvm_listener.connect_key("..", ".x", "", "k" * 300))
+
+
+def test_the_connect_server_conf_names_the_base_and_keeps_the_sites_listeners():
+    conf = jvm_listener.connect_server_conf("s3a://b/lineage", {LISTENERS_CONF: "com.site.Audit"})
+    assert conf == {LISTENERS_CONF: f"com.site.Audit,{OURS}", STREAM_LISTENERS_CONF: STREAM_LISTENER_CLASS,
+                    jvm_listener.CONNECT_BASE_CONF: "s3a://b/lineage"}
+    assert DUMP_CONF not in conf  # the base is no application's dump: each client key gets one under it
 
 
 def test_the_shipped_jar_holds_the_listener_classes_and_passes_the_check(tmp_path):

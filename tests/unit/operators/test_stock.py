@@ -43,6 +43,58 @@ def test_a_taken_task_keeps_its_class_name_and_task_type(option_on):
         assert stock.adopt(task) is False  # once
 
 
+def pyspark_tasks():
+    from airflow.providers.apache.spark.operators.spark_pyspark import PySparkOperator
+    from airflow.sdk import DAG, task
+
+    def load(spark=None):
+        return spark
+
+    with DAG(dag_id="pyspark_unit", schedule=None):
+        decorated = task.pyspark(conn_id="spark_connect_demo")(load)().operator
+    return (PySparkOperator(task_id="op", python_callable=load), "PySparkOperator"), \
+        (decorated, "_PySparkDecoratedOperator")
+
+
+def test_pyspark_tasks_are_taken_keeping_their_class_name_and_task_type(option_on):
+    for task, name in pyspark_tasks():
+        task_type = task.task_type
+        assert stock.adopt(task) is True
+        assert type(task).__name__ == name and task.task_type == task_type
+        assert isinstance(task, stock._StockPySpark)
+
+
+def test_a_pyspark_tasks_function_runs_under_the_capture_of_the_session_it_is_handed(option_on, monkeypatch):
+    """The stock execute() makes the session and calls the function; ours wraps the function only."""
+    from airflow_lineage_provider.operators import session
+
+    entered = []
+
+    class Capture:
+        def __init__(self, spark, context, **kwargs):
+            entered.append(spark)
+
+        def __enter__(self):
+            return None
+
+        def __exit__(self, *exc):
+            entered.append("exit")
+            return False
+
+    monkeypatch.setattr(session, "column_lineage", Capture)
+    (task, _), _ = pyspark_tasks()
+    stock.adopt(task)
+    original = task.python_callable
+
+    def stock_execute(self, context):  # what PySparkOperator does: a session, then the function with it
+        return self.python_callable(spark="the session")
+
+    monkeypatch.setattr(task._stock_class, "execute", stock_execute)
+    assert task.execute({"ti": None}) == "the session"
+    assert entered == ["the session", "exit"]
+    assert task.python_callable is original  # put back after the run
+
+
 def test_a_subclass_of_a_stock_operator_is_left_alone(option_on):
     from airflow.providers.apache.spark.operators.spark_sql import SparkSqlOperator
 

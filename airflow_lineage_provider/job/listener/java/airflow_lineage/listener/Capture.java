@@ -44,11 +44,14 @@ final class Capture {
     private volatile boolean finished;
     private volatile Object sparkContext;
     private int written;
+    // A Spark Connect client's capture (Keys): no end-of-application watch of its own, the router's finishes it.
+    private final boolean keyed;
     // Streaming queries started and not yet described, by id, in the order they started.
     private final Map<String, Object> streams = new java.util.LinkedHashMap<>();
 
-    private Capture(String dump, String application, String failForTest, Known known) {
+    private Capture(String dump, String application, String failForTest, Known known, boolean keyed) {
         this.dump = dump;
+        this.keyed = keyed;
         this.application = application;
         this.failForTest = failForTest;
         this.known = known;
@@ -56,7 +59,14 @@ final class Capture {
 
     /** The capture of the dump {@code dump} in this JVM, made on first use. */
     static Capture of(String dump, String application, String failForTest, Known known) {
-        return BY_DUMP.computeIfAbsent(dump, d -> new Capture(d, application, failForTest, known));
+        return BY_DUMP.computeIfAbsent(dump, d -> new Capture(d, application, failForTest, known, false));
+    }
+
+    /** The capture of one Spark Connect client's key, in {@code dump} (its directory under the base). */
+    static Capture keyed(String dump, String application, String failForTest, Known known, Object sparkContext) {
+        Capture capture = new Capture(dump, application, failForTest, known, true);
+        capture.sparkContext = sparkContext;  // for a URI's Hadoop conf; the router watches the application's end
+        return capture;
     }
 
     // -- on Spark's listener thread: keep the event, nothing more ----------------------------------
@@ -72,7 +82,9 @@ final class Capture {
             return;
         }
         Object session = Scala.call(qe, "sparkSession");
-        watchApplicationEnd(Scala.call(session, "sparkContext"));
+        if (!keyed) {
+            watchApplicationEnd(Scala.call(session, "sparkContext"));
+        }
         ObjectNode head = mapper.createObjectNode();
         head.put("format", Describe.RAW);
         head.put("execution_id", ((Number) Scala.call(qe, "id")).longValue());
@@ -189,6 +201,20 @@ final class Capture {
         System.err.println("[airflow-lineage] the JVM listener captures this application's writes into " + dump);
     }
 
+    /**
+     * A Spark Connect client's completion barrier: {@code result.json} (with {@code barrier}, the value the
+     * client set) is written on the capture's thread after every plan of the key reported before it, and
+     * the capture ends. Called on Spark's listener thread, so it queues and never waits.
+     */
+    void flush(String barrier) {
+        if (finished) {
+            return;
+        }
+        finished = true;
+        worker.execute(() -> writeResult(barrier));
+        worker.shutdown();
+    }
+
     void finish() {
         if (finished) {
             return;
@@ -210,12 +236,22 @@ final class Capture {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        writeResult(null);
+        if (!keyed) {
+            BY_DUMP.remove(dump, this);
+        }
+    }
+
+    private void writeResult(String barrier) {
         try {
             ObjectNode result = mapper.createObjectNode();
             result.putArray("statements");
             result.putNull("error");
             result.put("spark_version", sparkVersion());
             result.put("application", application);
+            if (barrier != null) {
+                result.put("barrier", barrier);
+            }
             synchronized (this) {
                 result.put("writes", written);
             }
@@ -226,8 +262,6 @@ final class Capture {
             files().finish(mapper.writeValueAsString(result));
         } catch (Throwable e) {  // an unwritable dump: the worker says "no result file", the job goes on
             System.err.println("[airflow-lineage] warning: the plan dump " + dump + " could not be written: " + e);
-        } finally {
-            BY_DUMP.remove(dump, this);
         }
     }
 

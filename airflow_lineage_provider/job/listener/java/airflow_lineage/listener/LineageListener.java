@@ -13,22 +13,49 @@ import org.apache.spark.sql.util.QueryExecutionListener;
  * dump the Python driver writes ({@code job/dump.py}): one raw record a write event
  * ({@code lineage/plan/record.py}) and, when the application ends, {@code result.json}.
  *
+ * <p>On a Spark Connect server, {@code spark.airflow.lineage.connect.base} takes the place of the dump: each
+ * client session that sets its key gets its own dump under that base ({@link Keys}).
+ *
  * <p>Spark creates it when a session is made, and a listener that throws there fails the session: so
  * nothing here throws, ever. Without a dump location it does nothing.
  */
 public final class LineageListener implements QueryExecutionListener {
     /** Where the dump goes: a local directory or a Hadoop URI. */
     public static final String DUMP_CONF = "spark.airflow.lineage.dump";
+    /** A Spark Connect server's base: each client's records go to {@code <base>/<key>/} ({@link Keys}). */
+    public static final String CONNECT_BASE_CONF = "spark.airflow.lineage.connect.base";
+    /** A Connect client's runtime conf: its key under the base. */
+    public static final String KEY_CONF = "spark.airflow.lineage.key";
+    /** A Connect client's barrier: {@code SET} it, and the key's {@code result.json} follows its plans. */
+    public static final String FLUSH_CONF = "spark.airflow.lineage.flush";
     /** The application's name in {@code result.json} (default: {@code spark.app.name}). */
     public static final String APPLICATION_CONF = "spark.airflow.lineage.application";
     /** Tests only: {@code describe} makes describing every plan throw (the fault tests). */
     public static final String FAIL_FOR_TEST_CONF = "spark.airflow.lineage.failForTest";
 
     private final Capture capture;
+    private final Keys keys;
 
     /** Spark makes a listener with this constructor when it has one (it tries it before a no-argument one). */
     public LineageListener(SparkConf conf) {
-        this.capture = start(conf);
+        this.keys = connect(conf);
+        this.capture = keys == null ? start(conf) : null;
+    }
+
+    /** A Spark Connect server's router of client keys, when {@code conf} names a base; else null. Never throws. */
+    static Keys connect(SparkConf conf) {
+        try {
+            String base = conf == null ? null : conf.get(CONNECT_BASE_CONF, null);
+            if (base == null || base.isEmpty()) {
+                return null;
+            }
+            return Keys.of(base, conf.get(APPLICATION_CONF, conf.get("spark.app.name", "")),
+                    conf.get(FAIL_FOR_TEST_CONF, ""), Known.load());
+        } catch (Throwable e) {  // never fail the session for lineage
+            System.err.println("[airflow-lineage] warning: the JVM listener could not start for Spark Connect, "
+                    + "no plan is captured: " + e);
+            return null;
+        }
     }
 
     /** The capture {@code conf} names, or null (said on stderr) when there is none: never throws. */
@@ -57,6 +84,14 @@ public final class LineageListener implements QueryExecutionListener {
 
     @Override
     public void onSuccess(String funcName, QueryExecution qe, long durationNs) {
+        if (keys != null) {
+            try {
+                keys.onSuccess(funcName, qe, KEY_CONF, FLUSH_CONF);
+            } catch (Throwable e) {  // lineage never breaks the job
+                System.err.println("[airflow-lineage] warning: a Spark Connect client's write was not captured: " + e);
+            }
+            return;
+        }
         if (capture == null) {
             return;
         }

@@ -13,7 +13,9 @@ public final class LineageStreamListener extends StreamingQueryListener {
     private final Capture capture;
 
     public LineageStreamListener(SparkConf conf) {
-        this.capture = LineageListener.start(conf);
+        // On a Spark Connect server (a base, no dump) streams are not captured yet: no key reaches this event.
+        boolean connect = conf != null && !conf.get(LineageListener.CONNECT_BASE_CONF, "").isEmpty();
+        this.capture = connect ? null : LineageListener.start(conf);
     }
 
     @Override
