@@ -105,7 +105,6 @@ def _objects(spark: Any) -> set[tuple[str, str]]:
 
 def _drop_new(spark: Any, before: set[tuple[str, str]]) -> None:
     """Drop what a file created, so that the next file starts from the same catalog."""
-    spark.sql("USE default")
     after = _objects(spark)
     new_dbs = {db for db, t in after - before if not t}
     for db in new_dbs:
@@ -355,22 +354,29 @@ _VALUES_BODY = re.compile(r"^\(?\s*(?:SELECT\s+\*\s+FROM\s+)?\(?\s*VALUES\b", re
 _DROP_VIEW = re.compile(r"^\s*DROP\s+VIEW\s+(?:IF\s+EXISTS\s+)?([`\w]+)\s*$", re.IGNORECASE)
 
 
-def prepare_script(text: str, base: Path, max_statements: int | None = None) -> str:
-    """One of Spark's test inputs as a script this harness runs: directives applied, views over
-    VALUES made parquet tables (their statements then have sources), at most ``max_statements``."""
-    out: list[str] = []
+def _directives(text: str, base: Path) -> tuple[list[str], list[str]]:
+    """(SET statements, lines) of a test input, its ``--SET`` lines applied and ``--IMPORT`` lines inlined."""
+    sets: list[str] = []
     body: list[str] = []
     for line in text.splitlines():
         stripped = line.strip()
         if stripped.startswith("--SET "):
-            for conf in re.split(r",(?=\s*spark\.)", stripped[len("--SET "):]):
-                out.append(f"SET {conf.strip()};")
+            sets += [f"SET {conf.strip()};" for conf in re.split(r",(?=\s*spark\.)", stripped[len("--SET "):])]
         elif stripped.startswith("--IMPORT "):
             imported = base / stripped[len("--IMPORT "):].strip()
             if imported.exists():
-                body.append(prepare_script(imported.read_text(errors="replace"), imported.parent))
+                more_sets, more = _directives(imported.read_text(errors="replace"), imported.parent)
+                sets += more_sets
+                body += more
         else:
             body.append(line)
+    return sets, body
+
+
+def prepare_script(text: str, base: Path, max_statements: int | None = None) -> str:
+    """One of Spark's test inputs as a script this harness runs: directives applied, views over
+    VALUES made parquet tables (their statements then have sources), at most ``max_statements``."""
+    out, body = _directives(text, base)
     tables: set[str] = set()
     statements = split_statements("\n".join(body))
     if max_statements is not None:
