@@ -16,10 +16,11 @@ dropped after it.
     python bench/differential.py DIR [--json OUT.json] [--quiet]
     python bench/differential.py --project [DIR]          # the corpus and TPC-DS, written as .sql files
     python bench/differential.py --prepare SRC DIR [...]  # Spark's SQL test inputs made runnable here
+    python bench/differential.py --prepare-sqlglot FIXTURES DIR   # sqlglot's Spark optimizer fixtures
 
 ``--prepare`` reads a copy of Spark's ``sql-tests/inputs`` (kept outside this repository) and writes
 runnable files: ``--SET`` lines become ``SET`` statements, ``--IMPORT`` lines are inlined, and
-temporary views over ``VALUES`` become parquet tables, so that the statements reading them have
+views over ``VALUES`` (temporary or not) become parquet tables, so that the statements reading them have
 source columns (a view over literals has none); ``--max-statements`` trims long files.
 """
 
@@ -348,7 +349,7 @@ def project_setup(session: Any) -> None:
 # -- Spark's SQL test inputs, made runnable ---------------------------------------------------------------------
 
 _VALUES_VIEW = re.compile(
-    r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?TEMP(?:ORARY)?\s+VIEW\s+(?:IF\s+NOT\s+EXISTS\s+)?([`\w]+)\s*"
+    r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP(?:ORARY)?\s+)?VIEW\s+(?:IF\s+NOT\s+EXISTS\s+)?([`\w]+)\s*"
     r"(?:\(([^()]*)\))?\s*AS\s+(.*)$", re.IGNORECASE | re.DOTALL)
 _VALUES_BODY = re.compile(r"^\(?\s*(?:SELECT\s+\*\s+FROM\s+)?\(?\s*VALUES\b", re.IGNORECASE)
 _DROP_VIEW = re.compile(r"^\s*DROP\s+VIEW\s+(?:IF\s+EXISTS\s+)?([`\w]+)\s*$", re.IGNORECASE)
@@ -416,6 +417,49 @@ def prepare(source: Path, directory: Path, max_statements: int | None = None) ->
     return out
 
 
+# -- sqlglot's Spark fixtures, made runnable -------------------------------------------------------------------
+
+# The tables sqlglot's optimizer tests read (tests/test_optimizer.py), in types Spark has.
+SQLGLOT_TABLES = (
+    "CREATE TABLE tbl (bin_col BINARY, str_col STRING, date_col DATE, float_col FLOAT, timestamp_col TIMESTAMP, "
+    "double_col DOUBLE, bigint_col BIGINT, int_col INT, bool_col BOOLEAN, array_col ARRAY<STRING>) USING parquet;\n"
+    "CREATE TABLE x (a INT, b INT) USING parquet;\nCREATE TABLE y (b INT, c INT) USING parquet;\n"
+    "CREATE TABLE z (b INT, c INT) USING parquet;\nCREATE TABLE w (d STRING, e STRING) USING parquet;\n"
+)
+# fixture file -> how its statement becomes a query (annotate_functions holds bare expressions over ``tbl``)
+SQLGLOT_FIXTURES = {"annotate_functions.sql": "SELECT {} FROM tbl", "optimizer.sql": "{}",
+                    "merge_subqueries.sql": "{}", "qualify_columns.sql": "{}"}
+
+
+def prepare_sqlglot(fixtures: Path, directory: Path) -> list[Path]:
+    """The statements of sqlglot's optimizer fixtures (``tests/fixtures/optimizer`` of a copy kept
+    outside this repository) whose ``# dialect:`` names spark, one file per fixture file, after the
+    tables those tests read. Pairs are read as sqlglot's ``load_sql_fixture_pairs`` reads them."""
+    directory.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name, shape in SQLGLOT_FIXTURES.items():
+        path = fixtures / name
+        if not path.exists():
+            continue
+        text = "\n".join(ln for ln in path.read_text().splitlines() if ln and not ln.startswith("--"))
+        parts = text.split(";")
+        queries = []
+        for i in range(0, len(parts) - 1, 2):
+            lines = parts[i].strip().split("\n")
+            meta = {}
+            while lines and lines[0].startswith("#"):
+                key, _, value = lines.pop(0).partition(":")
+                meta[key.lstrip("#").strip()] = value.strip()
+            dialects = [d.strip() for d in meta.get("dialect", "").split(",")]
+            if "spark" in dialects and lines:
+                queries.append(shape.format("\n".join(lines)) + ";")
+        if queries:
+            target = directory / f"sqlglot__{name}"
+            target.write_text(SQLGLOT_TABLES + "\n".join(queries) + "\n")
+            out.append(target)
+    return out
+
+
 # -- command line ------------------------------------------------------------------------------------------------
 
 
@@ -424,6 +468,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("dir", nargs="?", help="a folder of .sql files (with --prepare: where the prepared files go)")
     ap.add_argument("--project", action="store_true", help="run the project's corpus and TPC-DS")
     ap.add_argument("--prepare", metavar="SRC", help="prepare Spark's sql-tests/inputs copy SRC into DIR first")
+    ap.add_argument("--prepare-sqlglot", metavar="FIXTURES", help="prepare sqlglot's tests/fixtures/optimizer copy "
+                                                                    "FIXTURES (its Spark statements) into DIR first")
     ap.add_argument("--max-statements", type=int, help="with --prepare: keep the first N statements of a file")
     ap.add_argument("--files", help="only the files whose name contains this")
     ap.add_argument("--json", metavar="OUT", help="write every row and the summary as JSON")
@@ -433,8 +479,9 @@ def main(argv: list[str] | None = None) -> int:
     setup = None
     if args.project:
         files, setup = project_files(directory), project_setup
-    elif args.prepare:
-        files = prepare(Path(args.prepare), directory, args.max_statements)
+    elif args.prepare or args.prepare_sqlglot:
+        files = prepare(Path(args.prepare), directory, args.max_statements) if args.prepare else []
+        files += prepare_sqlglot(Path(args.prepare_sqlglot), directory) if args.prepare_sqlglot else []
     elif args.dir:
         files = sorted(directory.glob("*.sql"))
     else:
