@@ -501,7 +501,15 @@ def main(argv: list[str] | None = None) -> int:
         print(format_rows(rows))
     print(format_summary(s))
     if args.json:
-        Path(args.json).write_text(json.dumps({"summary": s, "rows": [asdict(r) for r in rows]}, indent=1))
+        import datetime
+        import subprocess
+
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True).stdout.strip()
+        measured = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                    "commit": commit}
+        Path(args.json).write_text(json.dumps({"measured": measured, "summary": s,
+                                               "rows": [asdict(r) for r in rows]}, indent=1))
     return 0
 
 

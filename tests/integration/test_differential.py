@@ -34,18 +34,21 @@ def _said_to_differ(row: differential.Row) -> bool:
     return any(row.sql == " ".join(case.sql.split())[:160] for case in CASES if case.static)
 
 
+@pytest.mark.slow
 def test_no_extractor_crashes(rows):
     for name, got in rows.items():
         s = differential.summary(got)
         assert s["static_crashed"] == 0 and s["plan_crashed"] == 0, (name, s["families"])
 
 
+@pytest.mark.slow
 def test_tpcds_every_query_resolves_and_agrees(rows):
     s = differential.summary(rows["tpcds.sql"])
     assert s["plan_failed"] == 0, s["families"]
     assert s["plan_resolved"] == s["agree"] >= TPCDS_AGREE, differential.format_summary(s)
 
 
+@pytest.mark.slow
 def test_corpus_agrees_as_a_script(rows):
     got = rows["corpus.sql"]
     s = differential.summary(got)
