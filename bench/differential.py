@@ -63,6 +63,7 @@ MISSING_INDIRECT = "missing indirect edges"
 EXTRA_DIRECT = "extra direct edges"
 EXTRA_INDIRECT = "extra indirect edges"
 SUBTYPE = "subtype differs"
+SHARED_NAME = "output columns share a name"  # edges are keyed by column name: two columns x cannot be told apart
 MIXED = "missing and extra edges"
 WARNS = "same edges, static warns"
 PARSE = "parse failure"
@@ -199,7 +200,9 @@ def _judge(row: Row, found: list[StatementLineage], whole: list[str]) -> None:
     row.outcome = STATIC_DIFFERS
     theirs = (mine - set(note.only_plan)) | set(note.only_static)
     row.static_edges = len(theirs)
-    row.family = family(mine, theirs) or WARNS
+    names = [c for c, _ in st.columns]
+    shared = len(set(names)) < len(names)
+    row.family = (SHARED_NAME if shared and mine != theirs else "") or family(mine, theirs) or WARNS
 
 
 def _by_column(edge_set: Iterable[str]) -> dict[str, frozenset[str]]:
@@ -302,6 +305,8 @@ def format_rows(rows: list[Row]) -> str:
 
 def format_summary(s: dict[str, Any]) -> str:
     n = s["plan_resolved"]
+    refused = Counter({k.split(": ", 1)[1]: f["count"] for k, f in s["families"].items()
+                       if k.startswith(PLAN_FAILED + ": ") and k != f"{PLAN_FAILED}: {PLAN_CRASH}"})
     lines = [
         f"{s['files']} files, {s['statements']} statements; the plan resolves {n}, Spark refused {s['plan_failed']}"
         f" (plan extraction failed on {s['plan_crashed']})",
@@ -312,8 +317,13 @@ def format_summary(s: dict[str, Any]) -> str:
         "families:",
     ]
     for key, f in s["families"].items():
+        if key.startswith(PLAN_FAILED + ": ") and key != f"{PLAN_FAILED}: {PLAN_CRASH}":
+            continue  # Spark's own refusals (the inputs' negative tests, mostly): one line below
         lines.append(f"  {f['count']:5d}  {key}")
         lines.append(f"         e.g. {f['example'][:140]}")
+    if refused:
+        top = ", ".join(f"{k} {v}" for k, v in refused.most_common(8))
+        lines.append(f"  {sum(refused.values()):5d}  {PLAN_FAILED} (Spark's errors, most common: {top})")
     return "\n".join(lines)
 
 
