@@ -401,6 +401,8 @@ def prepare_script(text: str, base: Path, max_statements: int | None = None) -> 
             tables.add(name.strip("`").lower())
             if columns:
                 query = f"SELECT * FROM ({query}) AS prepared_values({columns})"
+            elif re.match(r"VALUES\b", query, re.IGNORECASE):  # a CTAS of a bare VALUES is another construct
+                query = f"SELECT * FROM {query}"
             out.append(f"DROP TABLE IF EXISTS {name};")
             out.append(f"CREATE TABLE {name} USING parquet AS {query};")
         elif dropped and dropped.group(1).strip("`").lower() in tables:

@@ -79,15 +79,17 @@ def test_prepare_makes_views_over_values_tables(tmp_path):
         "--SET spark.sql.ansi.enabled=false\n"
         "CREATE OR REPLACE TEMPORARY VIEW t AS SELECT * FROM VALUES (1, 'a') AS t(k, v);\n"
         "CREATE TEMPORARY VIEW u(a, b) AS VALUES (1, 2);\n"
+        "CREATE VIEW w AS VALUES (1, 2) AS w(x, y);\n"
         "SELECT k FROM t;\nDROP VIEW t;\nDROP VIEW other;\nSELECT 1;\n")
     (tmp_path / "in" / "sub").mkdir()
     (tmp_path / "in" / "sub" / "again.sql").write_text("--IMPORT ../base.sql\nSELECT 2;\n")
     (tmp_path / "in" / "sub" / "only.sql").write_text("--IMPORT ../base.sql\n")  # the same statements again
-    out = differential.prepare(tmp_path / "in", tmp_path / "out", max_statements=5)
+    out = differential.prepare(tmp_path / "in", tmp_path / "out", max_statements=6)
     assert [p.name for p in out] == ["base.sql", "sub__again.sql"]
     text = out[0].read_text()
     assert text.splitlines()[0] == "SET spark.sql.ansi.enabled=false;"
     assert "CREATE TABLE t USING parquet AS SELECT * FROM VALUES (1, 'a') AS t(k, v);" in text
     assert "CREATE TABLE u USING parquet AS SELECT * FROM (VALUES (1, 2)) AS prepared_values(a, b);" in text
+    assert "CREATE TABLE w USING parquet AS SELECT * FROM VALUES (1, 2) AS w(x, y);" in text
     assert text.count("DROP TABLE IF EXISTS t;") == 2 and "DROP VIEW other;" in text and "SELECT 1" not in text
     assert out[1].read_text() == text
