@@ -63,7 +63,6 @@ MISSING_INDIRECT = "missing indirect edges"
 EXTRA_DIRECT = "extra direct edges"
 EXTRA_INDIRECT = "extra indirect edges"
 SUBTYPE = "subtype differs"
-SHARED_NAME = "output columns share a name"  # edges are keyed by column name: two columns x cannot be told apart
 MIXED = "missing and extra edges"
 WARNS = "same edges, static warns"
 PARSE = "parse failure"
@@ -200,9 +199,7 @@ def _judge(row: Row, found: list[StatementLineage], whole: list[str]) -> None:
     row.outcome = STATIC_DIFFERS
     theirs = (mine - set(note.only_plan)) | set(note.only_static)
     row.static_edges = len(theirs)
-    names = [c for c, _ in st.columns]
-    shared = len(set(names)) < len(names)
-    row.family = (SHARED_NAME if shared and mine != theirs else "") or family(mine, theirs) or WARNS
+    row.family = family(mine, theirs) or WARNS
 
 
 def _by_column(edge_set: Iterable[str]) -> dict[str, frozenset[str]]:
