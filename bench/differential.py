@@ -329,18 +329,23 @@ def format_summary(s: dict[str, Any]) -> str:
 
 def project_files(directory: Path) -> list[Path]:
     """The corpus (its schema, then each case's setup and statement) and TPC-DS (its schema, then the
-    103 queries as bare SELECTs) written as two scripts in ``directory``."""
+    103 queries as bare SELECTs) written as two scripts in ``directory``. Each has a database of its own
+    (``diff_corpus``, ``diff_tpcds``): in the test suite's shared session other modules leave ``corpus``
+    and ``tpcds`` behind, and a file must start from an empty database to run as a user's does."""
     from tests.helpers import DATA, TPCDS, tpcds_queries
     from tests.integration.corpus import CASES
 
     directory.mkdir(parents=True, exist_ok=True)
-    corpus = [(DATA / "corpus_schema.sql").read_text().strip().rstrip(";") + ";"]
+    schema = (DATA / "corpus_schema.sql").read_text().strip().rstrip(";") + ";"
+    head = "CREATE DATABASE IF NOT EXISTS corpus;\nUSE corpus;"
+    assert schema.startswith(head), "tests/data/corpus_schema.sql no longer starts with its database"
+    corpus = ["CREATE DATABASE IF NOT EXISTS diff_corpus;\nUSE diff_corpus;" + schema[len(head):]]
     for case in CASES:
         corpus.append(f"-- case {case.name}")
         corpus += [s.sql + ";" for s in split_statements(case.setup)]
         corpus.append(case.sql.strip().rstrip(";") + ";")
-    tpcds = ["CREATE DATABASE IF NOT EXISTS tpcds;", "USE tpcds;", (TPCDS / "schema.sql").read_text().strip()]
-    tpcds[-1] = tpcds[-1].rstrip(";") + ";"
+    tpcds = ["CREATE DATABASE IF NOT EXISTS diff_tpcds;", "USE diff_tpcds;",
+             (TPCDS / "schema.sql").read_text().strip().rstrip(";") + ";"]
     tpcds += [f"-- {name}\n{sql};" for name, sql in tpcds_queries()]
     out = [directory / "corpus.sql", directory / "tpcds.sql"]
     out[0].write_text("\n".join(corpus) + "\n")
