@@ -88,6 +88,7 @@ class Row:
     only_static: list[str] = field(default_factory=list)
     plan_edges: int = 0
     static_edges: int = 0
+    plan_warnings: list[str] = field(default_factory=list)  # a plan-side gap: an unknown node, a write it misread
 
 
 # -- running one file ------------------------------------------------------------------------------------
@@ -174,6 +175,7 @@ def _judge(row: Row, found: list[StatementLineage], whole: list[str]) -> None:
         row.detail = "; ".join(w for st in found for w in st.warnings)[:300]
         return
     st = next((s for s in plans if s.agreement is None or s.agreement.static != SAME), plans[0])
+    row.plan_warnings = [w for s in plans for w in s.warnings]
     mine = edges(st)
     row.plan_edges = len(mine)
     note = st.agreement
@@ -265,6 +267,12 @@ def summary(rows: list[Row]) -> dict[str, Any]:
                                           "only_plan": r.only_plan[:3], "only_static": r.only_static[:3],
                                           "detail": r.detail[:200]})
         entry["count"] += 1
+    for r in rows:
+        for w in r.plan_warnings:
+            kind = re.sub(r"`[^`]*`|'[^']*'|\d+", "_", w)[:70]
+            entry = families.setdefault(f"plan warns: {kind}", {"count": 0, "example": f"{r.file}:{r.line}: {r.sql}",
+                                                                "only_plan": [], "only_static": [], "detail": w[:200]})
+            entry["count"] += 1
     return {
         "files": len({r.file for r in rows}),
         "statements": len(rows),
@@ -276,6 +284,7 @@ def summary(rows: list[Row]) -> dict[str, Any]:
         "parse_failures": sum(r.family.endswith(PARSE) for r in rows),
         "plan_failed": sum(r.outcome == PLAN_FAILED for r in rows),
         "plan_crashed": sum(r.family == PLAN_CRASH for r in rows),
+        "plan_warned": sum(bool(r.plan_warnings) for r in rows),
         "outcomes": dict(Counter(r.outcome for r in rows)),
         "families": dict(sorted(families.items(), key=lambda kv: -kv[1]["count"])),
     }
@@ -295,6 +304,7 @@ def format_rows(rows: list[Row]) -> str:
         if r.outcome != AGREE:
             if r.detail:
                 lines.append(f"    {r.detail[:200]}")
+            lines += [f"    plan warns:  {w[:200]}" for w in r.plan_warnings]
             lines += [f"    only plan:   {e}" for e in r.only_plan[:12]]
             lines += [f"    only static: {e}" for e in r.only_static[:12]]
     return "\n".join(lines)
@@ -306,7 +316,7 @@ def format_summary(s: dict[str, Any]) -> str:
                        if k.startswith(PLAN_FAILED + ": ") and k != f"{PLAN_FAILED}: {PLAN_CRASH}"})
     lines = [
         f"{s['files']} files, {s['statements']} statements; the plan resolves {n}, Spark refused {s['plan_failed']}"
-        f" (plan extraction failed on {s['plan_crashed']})",
+        f" (plan extraction failed on {s['plan_crashed']}, warned on {s['plan_warned']})",
         f"static agrees on {s['agree']} ({_pct(s['agree'], n)}); {s['agree_but_names']} "
         f"({_pct(s['agree_but_names'], n)}) if only generated names differ",
         f"static crashed on {s['static_crashed']}, gave nothing on {s['static_empty']} "
