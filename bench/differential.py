@@ -9,9 +9,10 @@ through ``TaskSql.agreement``). Nothing here compares lineage itself: it sorts t
 Per statement it prints one of: agree, static differs (the differing edges), static failed (the
 reason), plan failed (Spark's error); then a summary, with each difference put in a family by its
 shape (generated names, parse failure, crash, static empty, missing or extra edges, ...) and the
-first statement of each family as its example. Each file runs in its own session of the one Spark
+first statement of each family as its example; plan warnings (an unknown plan node, a write a real
+run would refuse) are tallied by kind beside them. Each file runs in its own session of the one Spark
 (temporary objects do not leak into the next file); tables and databases a file created are
-dropped after it.
+dropped after it (persistent functions are not).
 
     python bench/differential.py DIR [--json OUT.json] [--quiet]
     python bench/differential.py --project [DIR]          # the corpus and TPC-DS, written as .sql files
@@ -80,7 +81,7 @@ class Row:
     file: str
     statement: int  # counted from 1, as the CLI and Spark's messages count
     line: int
-    sql: str  # its first line
+    sql: str  # its text on one line, cut at 160 characters
     outcome: str
     family: str = ""
     detail: str = ""  # Spark's error, the static reason
