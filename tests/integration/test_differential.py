@@ -5,7 +5,8 @@ scripts through a dry run on the shared Spark session, and each plan statement i
 the static lineage of its script, as every task run checks it. What it proves beyond
 ``test_agreement.py`` (one statement at a time, on a copy of the schema): the two extractors also
 agree when a whole script runs in order (DDL, temporary views and functions created by the script
-itself), the harness itself runs, and neither extractor crashes. The figures asserted are those
+itself) and the plan side goes through the dump as in a real run (resolved in the driver, read back),
+the harness itself runs, and neither extractor crashes. The figures asserted are those
 measured when the harness was written (docs/accuracy.md); they may only grow.
 """
 
