@@ -40,6 +40,18 @@ def is_write(plan: Any) -> bool:
     return write_command(plan) is not None
 
 
+def write_plans(plan: Any) -> list[Any]:
+    """The writes an analyzed plan makes, each its own: the plan itself, or each insert of a multi-insert
+    (``FROM s INSERT INTO a ... INSERT INTO b ...``: a Union of write commands, which Spark runs one by one)."""
+    plan = jvm.unwrap(plan)
+    if jvm.simple_name(plan) == "Union":
+        kids = plan.children()
+        inserts = [kids.apply(i) for i in range(kids.size())]
+        if inserts and all(is_write(k) for k in inserts):
+            return inserts
+    return [plan] if is_write(plan) else []
+
+
 def write_command(plan: Any) -> str | None:
     """The class of the write command ``plan`` runs (EXECUTE IMMEDIATE's, unwrapped), or ``None``."""
     plan = jvm.unwrap(plan)
