@@ -124,11 +124,13 @@ class PlanCapture:
 
     def on_success(self, func_name: str, qe: Any) -> None:
         try:
-            plan = qe.analyzed()
-            command = write_command(plan)
-            if command is not None:
+            # A multi-insert is one event ("multi-commands") for all its inserts: each is a write of its own.
+            found = [(command, plan) for plan in write_plans(qe.analyzed())
+                     if (command := write_command(plan)) is not None]
+            if found:
+                qid = int(qe.id())
                 with self._lock:
-                    self._pending.append((raw.event(int(qe.id()), func_name, command), plan))
+                    self._pending += [(raw.event(qid, func_name, command), plan) for command, plan in found]
         except Exception as e:  # noqa: BLE001 - lineage never breaks the job
             self.warnings.append(f"plan capture failed: {e}\n{traceback.format_exc(limit=3)}")
 
