@@ -18,7 +18,7 @@ from airflow_lineage_provider.lineage.plan.expressions import (
     render,
     strip_alias,
 )
-from airflow_lineage_provider.lineage.plan.tree import decode, scala_seq
+from airflow_lineage_provider.lineage.plan.tree import decode, named_outputs, scala_seq
 
 PKG = "org.apache.spark.sql.catalyst.expressions."
 
@@ -356,3 +356,10 @@ def test_struct_star_made_in_place_reads_the_one_field_with_its_path():
     outer = node("GetStructField", node("GetStructField", named_struct(("s", made)), ordinal=0, name="s"),
                  ordinal=1, name="zip")
     assert field_refs(outer) == [(2, "info", IDENTITY, "zip")]
+
+
+def test_a_subquery_that_selects_an_outer_column_outputs_that_column():
+    """``(SELECT salary)``: the subquery's projection lists ``outer(salary)``, which outputs the outer
+    attribute itself (Spark's JSON holds it in the field ``e``)."""
+    outer = node("OuterReference", e=attr("salary", 5, "double", "[emp]"))
+    assert named_outputs([outer, alias(attr("id", 1, "bigint"), "i", 7)]) == [(5, "salary"), (7, "i")]
