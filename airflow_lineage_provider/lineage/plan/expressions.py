@@ -115,10 +115,11 @@ def extracted(node: Tree) -> Tree:
     any other expression is itself."""
     if node.cls != "GetStructField" or not node.children:
         return node
-    made = extracted(node.children[0])
+    made = extracted(strip_alias(node.children[0]))
     ordinal = node.fields.get("ordinal")
     if made.cls == "CreateNamedStruct" and isinstance(ordinal, int) and 0 <= 2 * ordinal + 1 < len(made.children):
-        return extracted(made.children[2 * ordinal + 1])
+        # A CTAS's query names the values of ``struct(st.*)`` with aliases (``st.a AS a``).
+        return extracted(strip_alias(made.children[2 * ordinal + 1]))
     return node
 
 

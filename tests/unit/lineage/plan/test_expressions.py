@@ -356,6 +356,10 @@ def test_struct_star_made_in_place_reads_the_one_field_with_its_path():
     outer = node("GetStructField", node("GetStructField", named_struct(("s", made)), ordinal=0, name="s"),
                  ordinal=1, name="zip")
     assert field_refs(outer) == [(2, "info", IDENTITY, "zip")]
+    # A CTAS's query names the struct's values with aliases: the same field read.
+    named = named_struct(("city", alias(node("GetStructField", info, ordinal=0), "city", 11)),
+                         ("zip", alias(node("GetStructField", info, ordinal=1), "zip", 12)))
+    assert field_refs(node("GetStructField", named, ordinal=1, name="zip")) == [(2, "info", IDENTITY, "zip")]
 
 
 def test_a_subquery_that_selects_an_outer_column_outputs_that_column():
