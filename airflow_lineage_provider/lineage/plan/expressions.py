@@ -124,8 +124,10 @@ def extracted(node: Tree) -> Tree:
 
 
 def _collect(node: Tree, out: list[Reference], identity: bool, agg: bool, masking: bool, conditional: bool) -> None:
-    node = extracted(node)
     cls = node.cls
+    if cls == "GetStructField":
+        node = extracted(node)
+        cls = node.cls
     if cls in ("AttributeReference", "OuterReference"):
         target = _outer_target(node) if cls == "OuterReference" else node
         eid = expr_id(target) if target is not None else None
