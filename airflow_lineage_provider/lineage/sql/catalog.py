@@ -66,9 +66,11 @@ class Catalog:
     cache: SchemaCache | None = None
     dropped: set[str] = field(default_factory=set)
     version: int = 0
+    functions: dict[str, Any] = field(default_factory=dict)  # SQL table functions (``table_functions.py``)
 
     def copy(self) -> Catalog:
-        return Catalog(self.database, dict(self.tables), self.parameter, self.cache, set(self.dropped), self.version)
+        return Catalog(self.database, dict(self.tables), self.parameter, self.cache, set(self.dropped), self.version,
+                       dict(self.functions))
 
     def full_name(self, parts: Iterable[str]) -> str:
         """``catalog.db.table`` in lower case, from 1 to 3 name parts."""
