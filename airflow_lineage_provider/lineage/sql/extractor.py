@@ -136,8 +136,9 @@ class SqlExtractor:
         if _SCRIPTING_BLOCK.match(sql):
             return [_none(index, sql, "a SQL scripting block (BEGIN ... END) is not read by the static extractor: its "
                                       "writes depend on its variables and control flow, and are known when it runs")]
+        text, directories = _multi_insert_directories(_resolve_identifiers(sql))
         try:
-            tree = sqlglot.parse_one(_resolve_identifiers(sql), dialect=SPARK_DIALECT)
+            tree = sqlglot.parse_one(text, dialect=SPARK_DIALECT)
         except SqlglotError as e:
             return [_none(index, sql, _parse_failed(e))]
         if isinstance(tree, exp.Use):
@@ -162,9 +163,9 @@ class SqlExtractor:
         if isinstance(tree, exp.Create):
             return self._create(tree, sql, index)
         if isinstance(tree, exp.Insert):
-            return self._insert(tree, sql, index)
+            return self._insert(tree, sql, index, directories)
         if isinstance(tree, exp.MultitableInserts):
-            return self._multi_insert(tree, sql, index)
+            return self._multi_insert(tree, sql, index, directories)
         if isinstance(tree, exp.Query):
             result = self._lineage(tree)
             return [self._document(index, sql, None, result, result.columns)]
@@ -271,13 +272,19 @@ class SqlExtractor:
 
     # -- writes ------------------------------------------------------------------------------------
 
-    def _insert(self, tree: exp.Insert, sql: str, index: int) -> list[StatementLineage]:
+    def _insert(self, tree: exp.Insert, sql: str, index: int,
+                directories: dict[str, str | None] | None = None) -> list[StatementLineage]:
+        """``directories``: the paths of ``INSERT OVERWRITE DIRECTORY`` heads (``_multi_insert_directories``)."""
         target = tree.this
         listed: list[str] = []
         if isinstance(target, exp.Schema):
             listed = [e.name for e in target.expressions]
             target = target.this
         query = _with_outer_ctes(tree, tree.expression)
+        if directories and isinstance(target, exp.Table) and target.name in directories and query is not None:
+            result = self._lineage(query)
+            dataset = naming.from_location(directories[target.name], table=None, mode="overwrite")
+            return [self._document(index, sql, dataset, result, result.columns)]
         if not isinstance(target, exp.Table) or not isinstance(query, (exp.Query, exp.Values)):
             return [_none(index, sql, "this INSERT form is not covered by the static extractor")]
         name = self._table_name(target)
@@ -316,10 +323,12 @@ class SqlExtractor:
         dataset = naming.from_location(info.location if info else None, table=name, mode=mode)
         return [self._document(index, sql, dataset, result, columns)]
 
-    def _multi_insert(self, tree: exp.MultitableInserts, sql: str, index: int) -> list[StatementLineage]:
+    def _multi_insert(self, tree: exp.MultitableInserts, sql: str, index: int,
+                      directories: dict[str, str | None]) -> list[StatementLineage]:
         """``[WITH ..] FROM src INSERT INTO a SELECT .. [WHERE ..] INSERT INTO b SELECT ..``: Spark makes one
         write per insert, so each is read as ``INSERT INTO a SELECT .. FROM src [WHERE ..]`` (with the WITH),
-        a write of the same statement, in the order of the text (the plan's)."""
+        a write of the same statement, in the order of the text (the plan's). ``directories``: the paths of
+        its ``INSERT OVERWRITE DIRECTORY`` inserts, by the name that stands for them."""
         source = tree.args.get("source")
         outer = tree.args.get(_WITH)
         found: list[StatementLineage] = []
@@ -336,7 +345,7 @@ class SqlExtractor:
                 query.set("joins", joins)
             if outer is not None:
                 insert.set(_WITH, outer.copy())
-            found.extend(self._insert(insert, sql, index))
+            found.extend(self._insert(insert, sql, index, directories))
         return found
 
     def _execute_immediate(self, sql: str, index: int, m: re.Match[str]) -> list[StatementLineage]:
@@ -416,12 +425,7 @@ class SqlExtractor:
         return [self._document(index, sql, dataset, result, columns)]
 
     def _directory(self, sql: str, index: int, m: re.Match[str]) -> list[StatementLineage]:
-        path = m.group("path")
-        if path:
-            path = path[1:-1]
-        else:
-            opt = _OPTION_PATH.search(m.group("rest") or "")
-            path = opt.group(1) if opt else None
+        path = _directory_path(m)
         try:
             query = sqlglot.parse_one(m.group("query"), dialect=SPARK_DIALECT)
         except SqlglotError as e:
@@ -476,6 +480,36 @@ class SqlExtractor:
         result = Resolver(self.catalog, self._sql, qualified, using).run()
         result.columns = [(names.get(c.lower(), c), o) for c, o in result.columns]
         return result
+
+
+def _directory_path(m: re.Match[str]) -> str | None:
+    """The path an ``INSERT OVERWRITE DIRECTORY`` writes: its quoted path, else its ``path`` option."""
+    path = m.group("path")
+    if path:
+        return path[1:-1]
+    opt = _OPTION_PATH.search(m.group("rest") or "")
+    return opt.group(1) if opt else None
+
+
+def _multi_insert_directories(sql: str) -> tuple[str, dict[str, str | None]]:
+    """sqlglot cannot read an ``INSERT OVERWRITE DIRECTORY 'p' [USING ..] [OPTIONS (..)]`` inside a
+    multi-insert: each such head is written ``INSERT OVERWRITE TABLE __directory_<n>`` and its path kept."""
+    if "directory" not in sql.lower() or not _MULTI_START.match(sql):
+        return sql, {}
+    directories: dict[str, str | None] = {}
+
+    def placeholder(m: re.Match[str]) -> str:
+        name = f"__directory_{len(directories)}"
+        directories[name] = _directory_path(m)
+        return f"INSERT OVERWRITE TABLE {name} "
+
+    return _MULTI_DIRECTORY.sub(placeholder, sql), directories
+
+
+_MULTI_START = re.compile(r"^\s*(?:WITH|FROM)\b", re.I)
+_MULTI_DIRECTORY = re.compile(
+    r"\bINSERT\s+OVERWRITE\s+(?:LOCAL\s+)?DIRECTORY\s*(?P<path>'(?:[^'\\]|\\.)*')?(?P<rest>.*?)(?=\bSELECT\b)",
+    re.I | re.S)
 
 
 def _resolve_identifiers(sql: str) -> str:

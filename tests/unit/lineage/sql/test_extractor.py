@@ -455,3 +455,11 @@ def test_an_unaliased_scalar_subquery_is_named_by_the_outer_columns_it_reads():
     st = last(ddl + "SELECT (SELECT max(d.dept) FROM d WHERE d.dept = e.dept AND e.salary > 0), "
                     "((SELECT salary)), (SELECT max(dept) FROM d) FROM e")
     assert [c for c, _ in st.columns] == ["scalarsubquery(dept, salary)", "scalarsubquery(salary)", "scalarsubquery()"]
+
+
+def test_a_multi_inserts_directory_is_a_path_write():
+    """sqlglot reads no ``INSERT OVERWRITE DIRECTORY 'p' USING ..`` inside a multi-insert: read as a path write."""
+    first, second = extract_script(MI_DDL + "FROM src INSERT OVERWRITE DIRECTORY '/tmp/out' USING parquet "
+                                   "OPTIONS ('compression' = 'snappy') SELECT name INSERT INTO t2 SELECT id").statements
+    assert (first.target.name, first.target.table, first.target.mode) == ("/tmp/out", None, "overwrite")
+    assert short(first) == {"name": {"src.name:I"}} and short(second) == {"id": {"src.id:I"}}
