@@ -48,15 +48,18 @@ def plan_record(name: str) -> dict[str, Any]:
 _CAPTURES: dict[int, Any] = {}  # one capture per session: it remembers table locations
 
 
-def analyzed_record(spark: Any, sql: str, index: int = 0) -> dict[str, Any]:
-    """The record the driver's capture makes of ``sql``, analyzed (never executed) in ``spark``."""
-    from airflow_lineage_provider.job.capture import PlanCapture
+def analyzed_record(spark: Any, sql: str, index: int = 0, write: int = 0) -> dict[str, Any]:
+    """The record the driver's capture makes of ``sql``, analyzed (never executed) in ``spark``; of a
+    statement that makes several writes (a multi-insert), the record of its write ``write``."""
+    from airflow_lineage_provider.job.capture import PlanCapture, write_plans
     from airflow_lineage_provider.job.jvm import analyze_only
 
     capture = _CAPTURES.get(id(spark))
     if capture is None:
         capture = _CAPTURES[id(spark)] = PlanCapture(spark)
-    record = capture.describe(analyze_only(spark, sql))
+    analyzed = analyze_only(spark, sql)
+    writes = write_plans(analyzed)
+    record = capture.describe(writes[write] if len(writes) > 1 else analyzed)
     record.update(index=index, sql=sql)
     return record
 

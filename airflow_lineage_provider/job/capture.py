@@ -40,6 +40,18 @@ def is_write(plan: Any) -> bool:
     return write_command(plan) is not None
 
 
+def write_plans(plan: Any) -> list[Any]:
+    """The writes an analyzed plan makes, each its own: the plan itself, or each insert of a multi-insert
+    (``FROM s INSERT INTO a ... INSERT INTO b ...``: a Union of write commands, which Spark runs one by one)."""
+    plan = jvm.unwrap(plan)
+    if jvm.simple_name(plan) == "Union":
+        kids = plan.children()
+        inserts = [kids.apply(i) for i in range(kids.size())]
+        if inserts and all(is_write(k) for k in inserts):
+            return inserts
+    return [plan] if is_write(plan) else []
+
+
 def write_command(plan: Any) -> str | None:
     """The class of the write command ``plan`` runs (EXECUTE IMMEDIATE's, unwrapped), or ``None``."""
     plan = jvm.unwrap(plan)
@@ -112,11 +124,13 @@ class PlanCapture:
 
     def on_success(self, func_name: str, qe: Any) -> None:
         try:
-            plan = qe.analyzed()
-            command = write_command(plan)
-            if command is not None:
+            # A multi-insert is one event ("multi-commands") for all its inserts: each is a write of its own.
+            found = [(command, plan) for plan in write_plans(qe.analyzed())
+                     if (command := write_command(plan)) is not None]
+            if found:
+                qid = int(qe.id())
                 with self._lock:
-                    self._pending.append((raw.event(int(qe.id()), func_name, command), plan))
+                    self._pending += [(raw.event(qid, func_name, command), plan) for command, plan in found]
         except Exception as e:  # noqa: BLE001 - lineage never breaks the job
             self.warnings.append(f"plan capture failed: {e}\n{traceback.format_exc(limit=3)}")
 

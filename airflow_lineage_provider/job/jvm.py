@@ -18,7 +18,7 @@ from airflow_lineage_provider.lineage.model import SPARK_CATALOG
 from airflow_lineage_provider.lineage.naming import table_name
 from airflow_lineage_provider.lineage.plan import record as raw
 from airflow_lineage_provider.lineage.plan.record import short_class as short
-from airflow_lineage_provider.lineage.plan.writes import SAVE_MODES
+from airflow_lineage_provider.lineage.plan.writes import PARSED_WRITES, SAVE_MODES
 from airflow_lineage_provider.lineage.redact import strip_jdbc_credentials
 
 _CATALOG_FIELDS = ("catalogTable", "tableMeta", "table", "tableDesc")
@@ -29,6 +29,35 @@ _SOURCE_LEAVES = frozenset({"LogicalRelation", "DataSourceV2Relation", "Streamin
 def simple_name(obj: Any) -> str:
     """A JVM object's class name without its package (and without Scala's ``$``)."""
     return obj.getClass().getSimpleName().rstrip("$")
+
+
+def statement_kind(parsed: Any) -> str:
+    """The kind of statement a parsed plan is, seen through what hides it: a WITH before a write
+    (``WITH s AS (...) MERGE INTO t ...``) is the write's kind; a multi-insert (``FROM s INSERT INTO a
+    SELECT ... INSERT INTO b SELECT ...``, parsed as a Union of inserts) is its inserts' kind."""
+    name = simple_name(parsed)
+    if name == "UnresolvedWith":
+        return statement_kind(parsed.child())
+    if name == "Union":
+        kinds = _insert_kinds(parsed)
+        if kinds:
+            return kinds[0]
+    return name
+
+
+def is_multi_insert(parsed: Any) -> bool:
+    """``FROM s INSERT INTO a SELECT ... INSERT INTO b SELECT ...`` (after a WITH or not): several writes."""
+    name = simple_name(parsed)
+    if name == "UnresolvedWith":
+        return is_multi_insert(parsed.child())
+    return name == "Union" and bool(_insert_kinds(parsed))
+
+
+def _insert_kinds(union: Any) -> list[str]:
+    """The kinds of a Union's children when every one is a write (a multi-insert), else none."""
+    kids = union.children()
+    kinds = [statement_kind(kids.apply(i)) for i in range(kids.size())]
+    return kinds if kinds and set(kinds) <= PARSED_WRITES else []
 
 
 def analyze_only(spark: Any, plan: Any) -> Any:

@@ -14,10 +14,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from airflow_lineage_provider.job.capture import Plan, PlanCapture, digested, is_write
+from airflow_lineage_provider.job.capture import Plan, PlanCapture, digested, is_write, write_plans
 from airflow_lineage_provider.job.dump import DumpWriter, HadoopFiles, JobResult
 from airflow_lineage_provider.job.errors import StatementError, shown_line, spark_message
-from airflow_lineage_provider.job.jvm import analyze_only, plan_only, simple_name
+from airflow_lineage_provider.job.jvm import analyze_only, is_multi_insert, plan_only, simple_name, statement_kind
 from airflow_lineage_provider.lineage.plan import record as raw
 from airflow_lineage_provider.lineage.plan.writes import PARSED_WRITES
 from airflow_lineage_provider.lineage.statements import Statement, split_statements
@@ -99,13 +99,16 @@ class ScriptRunner:
         return out
 
     def _run_one(self, stmt: Statement, parsed: Any, total: int) -> str:
-        kind = simple_name(parsed)
-        is_command = self.spark._jvm.java.lang.Class.forName(
-            "org.apache.spark.sql.catalyst.plans.logical.Command"
-        ).isInstance(parsed) or kind in PARSED_WRITES
+        kind = statement_kind(parsed)
+        command_class = self.spark._jvm.java.lang.Class.forName("org.apache.spark.sql.catalyst.plans.logical.Command")
+        is_command = command_class.isInstance(parsed) or kind in PARSED_WRITES
         print(f"[airflow-lineage] statement {stmt.index + 1}/{total} (line {stmt.line}): {shown_line(stmt, 100)}",
               flush=True)
         try:
+            if kind == "PlanWithUnresolvedIdentifier":
+                # ``CREATE TABLE IDENTIFIER(var) (...)``: which command it is, only analysis tells (it runs nothing).
+                hidden = analyze_only(self.spark, parsed)
+                kind, is_command = simple_name(hidden), command_class.isInstance(hidden)
             if self.dry_run and kind == "CompoundBody":
                 # A scripting block's statements depend on its variables and control flow: they can
                 # only be known by running it, and a dry run writes nothing.
@@ -120,7 +123,7 @@ class ScriptRunner:
                                              "its lineage is captured when it runs")
                 return "skipped"
             if self.dry_run and kind in PARSED_WRITES:
-                self._analyze_only(stmt, parsed)
+                self._analyze_only(stmt, parsed, kind)
                 return "write"
             if self.dry_run and is_command:
                 analyzed = analyze_only(self.spark, parsed)
@@ -128,8 +131,9 @@ class ScriptRunner:
                     self._emit_later(stmt, [(None, analyzed)])
             df = self.spark.sql(stmt.sql)
             if is_command:
-                if self.capture_plans and kind == "CompoundBody":
-                    # A scripting block runs many statements: each write is its own, even two into one table.
+                if self.capture_plans and (kind == "CompoundBody" or is_multi_insert(parsed)):
+                    # A scripting block runs many statements, a multi-insert many inserts: each write is its
+                    # own, even two into one table.
                     self._emit_later(stmt, self.capture.drain(), each=True)
                 elif self.capture_plans:
                     self._emit_later(stmt, self.capture.flush())
@@ -150,18 +154,19 @@ class ScriptRunner:
         except Exception as exc:
             raise StatementError(stmt, total, "run", spark_message(exc)) from exc
 
-    def _analyze_only(self, stmt: Statement, parsed: Any) -> None:
+    def _analyze_only(self, stmt: Statement, parsed: Any, kind: str) -> None:
         """Analyze a write without executing it; a CTAS still creates its (empty) table. A row-level write
         is planned too (never run): Spark refuses one into a table whose format cannot run it only when
-        it plans it, and the dry run says so in the statement's warnings."""
+        it plans it, and the dry run says so in the statement's warnings. A multi-insert's inserts are
+        each a write of their own, as when it runs."""
         analyzed = analyze_only(self.spark, parsed)
         refused = None
-        if simple_name(parsed) in _ROW_LEVEL:
+        if kind in _ROW_LEVEL:
             try:
                 plan_only(self.spark, parsed)
             except Exception as exc:  # noqa: BLE001 - Spark's refusal is the warning
                 refused = spark_message(exc).splitlines()[0].split(". ", 1)[0]  # its first sentence
-        self._emit_later(stmt, [(None, analyzed)], refused=refused)
+        self._emit_later(stmt, [(None, plan) for plan in write_plans(analyzed) or [analyzed]], refused=refused)
         if simple_name(analyzed) in ("CreateDataSourceTableAsSelectCommand", "CreateHiveTableAsSelectCommand"):
             import json
 

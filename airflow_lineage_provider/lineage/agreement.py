@@ -48,9 +48,11 @@ def agreement(plan: StatementLineage, static: StatementLineage | None) -> Agreem
 def with_agreement(plan: LineageReport, static: LineageReport) -> LineageReport:
     """``plan`` with each plan statement's agreement with ``static`` (the same script's static lineage).
 
-    A statement is matched by its index in the script. Where the plan has several writes for one
-    statement (a scripting block) or none has SQL text (a PySpark application), static lineage
-    cannot be matched to them: their agreement is ``unavailable``, with the reason.
+    A statement is matched by its index in the script; where one statement made several writes (a
+    multi-insert, a scripting block), each is matched to the static write of the same target. Where
+    that is not one write (a scripting block that writes one table twice) or a write has no SQL text
+    (a PySpark application), static lineage cannot be matched to it: its agreement is ``unavailable``,
+    with the reason.
     """
     by_index: dict[int, list[StatementLineage]] = {}
     for st in static.statements:
@@ -67,12 +69,23 @@ def with_agreement(plan: LineageReport, static: LineageReport) -> LineageReport:
         if not st.sql:
             note = Agreement(UNAVAILABLE, reason="the write has no SQL text (a DataFrame write)")
         elif counts[st.index] > 1 or len(found) > 1:
-            note = Agreement(UNAVAILABLE, reason="one statement made several writes (a scripting block): "
-                                                  "static lineage cannot tell them apart")
+            same = [s for s in found if _target(s) == _target(st)]
+            twice = sum(1 for p in plan.statements if p.index == st.index and _target(p) == _target(st)) > 1
+            if len(same) == 1 and not twice:
+                note = agreement(st, same[0])
+            elif not found:
+                note = agreement(st, None)
+            else:
+                note = Agreement(UNAVAILABLE, reason="one statement made several writes into one place (a scripting "
+                                                      "block): static lineage cannot tell them apart")
         else:
             note = agreement(st, found[0] if found else None)
         out.append(replace(st, agreement=note))
     return LineageReport(statements=tuple(out), warnings=plan.warnings)
+
+
+def _target(statement: StatementLineage) -> str | None:
+    return statement.target.label if statement.target else None
 
 
 def summary(statements: Iterable[StatementLineage]) -> dict[str, int]:

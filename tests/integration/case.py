@@ -21,6 +21,9 @@ class Case:
     # Statements run before ``sql`` (tables and views the case reads), in Spark and the static extractor
     # alike: a script's earlier DDL is part of what a statement means.
     setup: str = ""
+    # Of a statement that makes several writes (a multi-insert), the one the case checks, in the order Spark
+    # makes them: one case per write.
+    write: int = 0
 
 
 def prepare(spark: Any, case: Case) -> None:

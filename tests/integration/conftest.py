@@ -32,8 +32,8 @@ def analyze(spark):
     """Lineage of one statement, analyzed (never executed) in the shared session."""
     from airflow_lineage_provider.lineage.plan import resolve
 
-    def run(sql: str, index: int = 0):
-        return resolve.extract(analyzed_record(spark, sql, index))
+    def run(sql: str, index: int = 0, write: int = 0):
+        return resolve.extract(analyzed_record(spark, sql, index, write))
 
     run.spark = spark  # a case's setup runs in the same session
     return run

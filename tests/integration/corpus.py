@@ -11,6 +11,16 @@ from __future__ import annotations
 from tests.integration.case import Case
 
 C = Case
+MI_TWO = "FROM emp INSERT INTO out2 SELECT name, salary INSERT INTO hive_emp SELECT id, upper(name)"
+MI_WHERE = ("FROM emp e INSERT OVERWRITE TABLE out2 SELECT e.dept, e.salary * 2 WHERE e.age > 30 "
+            "INSERT INTO out_part PARTITION (p) SELECT e.id, e.name, e.dept WHERE e.age <= 30")
+MI_WITH = ("WITH w AS (SELECT id, name, salary FROM emp WHERE salary > 0) "
+           "FROM w INSERT INTO out2 SELECT name, salary INSERT INTO hive_emp SELECT id, name")
+MI_UNION = ("FROM (SELECT name, dept FROM emp UNION ALL (SELECT dname, region FROM dept)) u "
+            "INSERT INTO out2 SELECT name, length(dept) INSERT INTO out_part PARTITION (p = 'x') SELECT length(name), dept")
+MI_TWICE = "FROM emp INSERT INTO `out2` SELECT `name`, salary INSERT INTO out2 SELECT dept, age"
+MI_JOIN = ("FROM emp e JOIN dept d ON e.dept = d.dept "
+           "INSERT INTO out2 SELECT d.dname, e.salary INSERT INTO hive_emp SELECT e.id, d.region")
 CASES: list[Case] = [
     # -- projection, casts, expressions ------------------------------------------------
     C("project_identity", "SELECT id, name FROM emp", {"id": {"emp.id:I"}, "name": {"emp.name:I"}}),
@@ -22,7 +32,8 @@ CASES: list[Case] = [
     C("concat", "SELECT concat(name, dept) AS x FROM emp", {"x": {"emp.name:T", "emp.dept:T"}}),
     C("literals_have_no_source", "SELECT 1 AS one, 'x' AS s FROM emp", {"one": set(), "s": set()}),
     C("array_and_size", "SELECT tags[0] AS t0, size(tags) AS n FROM emp", {"t0": {"emp.tags:T"}, "n": {"emp.tags:T"}}),
-    C("struct_field", "SELECT named_struct('n', name, 'd', dept).n AS n FROM emp", {"n": {"emp.name:T", "emp.dept:T"}}),
+    # A field of a struct made in place reads that field's value only (``struct_made_in_place`` below).
+    C("struct_field", "SELECT named_struct('n', name, 'd', dept).n AS n FROM emp", {"n": {"emp.name:I"}}),
     C("json_function", "SELECT get_json_object(name, '$.a') AS j FROM emp", {"j": {"emp.name:T"}}),
     C("nested_functions", "SELECT upper(trim(concat(name, '-', dept))) AS x FROM emp",
       {"x": {"emp.name:T", "emp.dept:T"}}),
@@ -175,6 +186,25 @@ CASES: list[Case] = [
       {"name": {"emp.name:I"}, "mx": {"orders.amount:A"}}),
     C("correlated_scalar_subquery", "SELECT name, (SELECT sum(amount) FROM orders o WHERE o.emp_id = e.id) AS total "
       "FROM emp e", {"name": {"emp.name:I"}, "total": {"orders.amount:A"}}, {"orders.emp_id:FILTER", "emp.id:FILTER"}),
+    # A scalar subquery that only selects columns of the outer row: they are its value, not a correlation.
+    C("scalar_subquery_of_outer_column", "SELECT id, (SELECT salary) AS s FROM emp",
+      {"id": {"emp.id:I"}, "s": {"emp.salary:T"}}),
+    C("scalar_subquery_of_outer_expression", "SELECT (SELECT upper(e.name) AS x) AS u FROM emp e",
+      {"u": {"emp.name:T"}}),
+    C("scalar_subquery_of_outer_column_twice_parenthesised", "SELECT ((SELECT `salary`)) AS `s` FROM emp",
+      {"s": {"emp.salary:T"}}),
+    C("scalar_subquery_of_outer_column_unaliased", "SELECT id, (SELECT salary) FROM emp",
+      {"id": {"emp.id:I"}, "scalarsubquery(salary)": {"emp.salary:T"}}),
+    C("scalar_subquery_of_outer_column_over_join", "CREATE TABLE ctas_sq USING parquet AS SELECT d.dname, "
+      "(SELECT e.name) AS n FROM emp e JOIN dept d ON e.dept = d.dept",
+      {"dname": {"dept.dname:I"}, "n": {"emp.name:T"}}, {"emp.dept:JOIN", "dept.dept:JOIN"}, target="ctas_sq",
+      setup="DROP TABLE IF EXISTS ctas_sq"),
+    C("scalar_subquery_of_outer_column_in_union", "SELECT (SELECT name) AS n FROM emp UNION ALL SELECT dname FROM dept",
+      {"n": {"emp.name:T", "dept.dname:I"}}),
+    C("scalar_subquery_of_outer_column_in_where", "SELECT name FROM emp WHERE (SELECT salary) > 10",
+      {"name": {"emp.name:I"}}, {"emp.salary:FILTER"}),
+    C("scalar_subquery_of_outer_column_and_correlation", "SELECT (SELECT e.name FROM dept d WHERE d.dept = e.dept) "
+      "AS n FROM emp e", {"n": {"emp.name:T"}}, {"emp.dept:FILTER", "dept.dept:FILTER"}),
     C("in_subquery", "SELECT name FROM emp WHERE dept IN (SELECT dept FROM dept WHERE region = 'eu')",
       {"name": {"emp.name:I"}}, {"emp.dept:FILTER", "dept.dept:FILTER", "dept.region:FILTER"}),
     C("exists", "SELECT name FROM emp e WHERE EXISTS (SELECT 1 FROM orders o WHERE o.emp_id = e.id)",
@@ -218,6 +248,29 @@ CASES: list[Case] = [
       {"name": {"emp.name:I"}, "s": {"emp.salary:T"}}, target="corpus_v2"),
     C("insert_overwrite_directory", "INSERT OVERWRITE DIRECTORY '/tmp/airflow-lineage-corpus-dir' USING parquet "
       "SELECT id, name FROM emp", {"id": {"emp.id:I"}, "name": {"emp.name:I"}}, target="path"),
+    # -- multi-insert: each insert a write of its own, with its own columns --------------------------------------
+    C("multi_insert_two_tables", MI_TWO, {"a": {"emp.name:I"}, "b": {"emp.salary:I"}}, target="out2"),
+    C("multi_insert_two_tables_second", MI_TWO, {"id": {"emp.id:I"}, "name": {"emp.name:T"}}, target="hive_emp",
+      write=1),
+    C("multi_insert_alias_where", MI_WHERE, {"a": {"emp.dept:I"}, "b": {"emp.salary:T"}}, {"emp.age:FILTER"},
+      target="out2"),
+    C("multi_insert_alias_where_second", MI_WHERE, {"id": {"emp.id:I"}, "name": {"emp.name:I"}, "p": {"emp.dept:I"}},
+      {"emp.age:FILTER"}, target="out_part", write=1),
+    C("multi_insert_after_with", MI_WITH, {"a": {"emp.name:I"}, "b": {"emp.salary:I"}}, {"emp.salary:FILTER"},
+      target="out2"),
+    C("multi_insert_after_with_second", MI_WITH, {"id": {"emp.id:I"}, "name": {"emp.name:I"}}, {"emp.salary:FILTER"},
+      target="hive_emp", write=1),
+    C("multi_insert_from_set_operation", MI_UNION, {"a": {"emp.name:I", "dept.dname:I"},
+      "b": {"emp.dept:T", "dept.region:T"}}, target="out2"),
+    C("multi_insert_from_set_operation_second", MI_UNION, {"id": {"emp.name:T", "dept.dname:T"},
+      "name": {"emp.dept:I", "dept.region:I"}, "p": set()}, target="out_part", write=1),
+    C("multi_insert_one_table_twice", MI_TWICE, {"a": {"emp.name:I"}, "b": {"emp.salary:I"}}, target="out2"),
+    C("multi_insert_one_table_twice_second", MI_TWICE, {"a": {"emp.dept:I"}, "b": {"emp.age:I"}}, target="out2",
+      write=1),
+    C("multi_insert_from_join", MI_JOIN, {"a": {"dept.dname:I"}, "b": {"emp.salary:I"}},
+      {"emp.dept:JOIN", "dept.dept:JOIN"}, target="out2"),
+    C("multi_insert_from_join_second", MI_JOIN, {"id": {"emp.id:I"}, "name": {"dept.region:I"}},
+      {"emp.dept:JOIN", "dept.dept:JOIN"}, target="hive_emp", write=1),
 ]
 
 # Spark 4 SQL and lakehouse writes; scripts the static extractor must read as the plan does.

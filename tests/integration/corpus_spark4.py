@@ -12,6 +12,7 @@ from __future__ import annotations
 from tests.integration.case import Case
 
 C = Case
+TF_RICH = "CREATE OR REPLACE FUNCTION tf_rich(x DOUBLE) RETURNS TABLE (i BIGINT, n STRING) RETURN SELECT id, upper(name) FROM emp WHERE salary > x"
 SPARK4_CASES: list[Case] = [
     # -- MERGE INTO on a table without row-level support: the analyzed MergeIntoTable (a dry run) ------------
     C("merge_update_insert", "MERGE INTO acct t USING acct_upd u ON t.id = u.id WHEN MATCHED THEN UPDATE SET balance = t.balance + u.amount WHEN NOT MATCHED THEN INSERT (id, name, balance, status) VALUES (u.id, u.name, u.amount, 'new')",
@@ -73,6 +74,31 @@ SPARK4_CASES: list[Case] = [
       {"id": {"cust.id:I"}, "city": {"cust.info:T"}}),
     C("tvf_range_join", "SELECT e.name, r.id AS n FROM emp e JOIN range(3) r ON e.id = r.id",
       {"name": {"emp.name:I"}, "n": set()}, {"emp.id:JOIN"}),
+    # -- SQL table functions (RETURNS TABLE): the body's lineage ---------------------------------------------
+    C("sql_table_function", "SELECT i, n FROM tf_rich(10)",
+      {"i": {"emp.id:I"}, "n": {"emp.name:T"}}, {"emp.salary:FILTER"}, setup=TF_RICH),
+    C("sql_table_function_joined_ctas", "CREATE TABLE tvf_ctas USING parquet AS SELECT t.n, d.dname FROM tf_rich(0) t "
+      "JOIN dept d ON t.n = d.dept", {"n": {"emp.name:T"}, "dname": {"dept.dname:I"}},
+      {"emp.salary:FILTER", "emp.name:JOIN", "dept.dept:JOIN"}, target="tvf_ctas",
+      setup=TF_RICH + ";\nDROP TABLE IF EXISTS tvf_ctas"),
+    C("sql_table_function_insert", "INSERT INTO out2 SELECT n, i FROM tf_rich(1)",
+      {"a": {"emp.name:T"}, "b": {"emp.id:I"}}, {"emp.salary:FILTER"}, target="out2", setup=TF_RICH),
+    C("sql_table_function_set_operation", "SELECT k FROM tf_union()", {"k": {"emp.name:I", "dept.dname:I"}},
+      setup="CREATE OR REPLACE FUNCTION tf_union() RETURNS TABLE (k STRING) RETURN SELECT name FROM emp "
+      "UNION ALL (SELECT dname FROM dept)"),
+    C("sql_table_function_nested", "SELECT n FROM tf_outer(5)", {"n": {"emp.name:T"}}, {"emp.salary:FILTER"},
+      setup=TF_RICH + ";\nCREATE OR REPLACE FUNCTION tf_outer(x DOUBLE) RETURNS TABLE (n STRING) "
+      "RETURN SELECT lower(n) FROM tf_rich(x)"),
+    C("sql_table_function_in_subqueries", "SELECT x FROM (SELECT n AS x FROM (SELECT * FROM tf_rich(2)) a) b",
+      {"x": {"emp.name:T"}}, {"emp.salary:FILTER"}, setup=TF_RICH),
+    C("sql_table_function_quoted", "SELECT `i` FROM `corpus`.`tf_rich`(3)", {"i": {"emp.id:I"}},
+      {"emp.salary:FILTER"}, setup=TF_RICH),
+    C("sql_table_function_lateral", "SELECT e.dept, t.n FROM emp e, LATERAL tf_rich(e.salary) t",
+      {"dept": {"emp.dept:I"}, "n": {"emp.name:T"}}, {"emp.salary:FILTER"}, setup=TF_RICH),
+    C("sql_table_function_aggregate", "SELECT d, total FROM tf_agg() WHERE total > 1",
+      {"d": {"emp.dept:I"}, "total": {"emp.salary:A"}}, {"emp.salary:FILTER", "emp.dept:GROUP_BY"},
+      setup="CREATE OR REPLACE FUNCTION tf_agg() RETURNS TABLE (d STRING, total DOUBLE) RETURN SELECT dept, "
+      "sum(salary) FROM emp GROUP BY dept"),
     # -- IDENTIFIER() and EXECUTE IMMEDIATE ------------------------------------------------------------------
     C("identifier_table", "SELECT * FROM IDENTIFIER('dept')",
       {"dept": {"dept.dept:I"}, "dname": {"dept.dname:I"}, "region": {"dept.region:I"}}, set()),
@@ -116,6 +142,23 @@ SPARK4_CASES: list[Case] = [
       {"info": {"cust.info:I"}}),
     C("struct_star", "SELECT info.* FROM cust",
       {"city": {"cust.info.city:I"}, "zip": {"cust.info.zip:I"}, "geo": {"cust.info.geo:I"}}, set()),
+    # -- a field of a struct made in place: that field's value only ----------------------------------------
+    C("struct_made_in_place", "SELECT STRUCT(info.*).city AS c FROM cust",
+      {"c": {"cust.info.city:I"}}),
+    C("struct_made_in_place_nested", "SELECT STRUCT(STRUCT(info.*) AS s).s.zip AS z FROM cust",
+      {"z": {"cust.info.zip:I"}}),
+    C("struct_made_in_place_deep_path", "SELECT STRUCT(info.geo.*).lat AS lat FROM cust",
+      {"lat": {"cust.info.geo.lat:I"}}),
+    C("struct_made_in_place_of_expressions", "SELECT named_struct('u', upper(name), 'a', age).u AS u FROM emp",
+      {"u": {"emp.name:T"}}),
+    C("struct_made_in_place_quoted_alias", "INSERT INTO out2 SELECT struct(c.`info`.*).`zip`, 1.0 FROM cust c",
+      {"a": {"cust.info.zip:I"}, "b": set()}, target="out2"),
+    C("struct_made_in_place_in_union", "SELECT struct(name, dept).dept AS d FROM emp UNION ALL SELECT dname FROM dept",
+      {"d": {"emp.dept:I", "dept.dname:I"}}),
+    C("struct_made_in_place_ctas", "CREATE TABLE ctas_struct USING parquet AS SELECT STRUCT(info.*).city AS c FROM cust",
+      {"c": {"cust.info.city:I"}}, target="ctas_struct", setup="DROP TABLE IF EXISTS ctas_struct"),
+    C("struct_made_in_place_in_where", "SELECT id FROM cust WHERE STRUCT(info.*).city = 'x'",
+      {"id": {"cust.id:I"}}, {"cust.info.city:FILTER"}),
     C("map_value", "SELECT props['k'] AS k FROM cust",
       {"k": {"cust.props:T"}}),
     C("insert_struct_fields", "INSERT INTO out2 SELECT info.city, info.geo.lat FROM cust",

@@ -39,7 +39,7 @@ def test_corpus_is_large_and_names_are_unique():
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_case(corpus, analyze, case: Case):
     prepare(corpus, case)
-    st = analyze(case.sql)
+    st = analyze(case.sql, write=case.write)
     names = [c for c, _ in st.columns]
     assert all(names) and len(set(names)) == len(names), "a target column is never unnamed, never named twice"
     assert direct(st) == case.columns
@@ -138,7 +138,7 @@ def test_no_expression_text_of_the_corpus_names_an_internal_class(corpus, analyz
     found = {}
     for case in CASES:
         prepare(corpus, case)
-        found[case.name] = internal_texts(analyze(case.sql))
+        found[case.name] = internal_texts(analyze(case.sql, write=case.write))
     assert {name: texts for name, texts in found.items() if texts} == {}
 
 

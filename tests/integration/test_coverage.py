@@ -113,7 +113,7 @@ def matrix(spark, jvm: dict[str, str]) -> str:
     counts = {"plan": 0, "static": 0}
     for case in CASES:
         prepare(spark, case)
-        record = analyzed_record(spark, case.sql)
+        record = analyzed_record(spark, case.sql, write=case.write)
         plan = verdict(case, resolve.extract(record))
         nodes = ", ".join(plan_nodes(record))
         if case.target == "acct":  # a row-level write: also as it runs on a table with row-level support
@@ -124,7 +124,7 @@ def matrix(spark, jvm: dict[str, str]) -> str:
                 if shape != "exact" and plan == "exact":
                     plan = f"{shape} ({label})"
         try:
-            static = verdict(case, static_of(base, case.sql, case.setup), case.static)
+            static = verdict(case, static_of(base, case.sql, case.setup, case.write), case.static)
         except Exception as e:  # noqa: BLE001 - the matrix says what a crash looks like to a user
             static = f"not supported: {case.static or type(e).__name__}"
         counts["plan"] += plan == "exact"

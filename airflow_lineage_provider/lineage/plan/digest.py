@@ -55,6 +55,8 @@ PASS_THROUGH = frozenset({
     "Deduplicate", "DeduplicateWithinWatermark", "Repartition", "RepartitionByExpression",
     "RebalancePartitions", "Sample", "ResolvedHint", "EventTimeWatermark", "Subquery",
     "WithWindowDefinition", "CollectMetrics", "Sort", "Filter", "PipeOperator",
+    # A SQL table function (``RETURNS TABLE``) called in FROM: its body is the child, its columns the body's.
+    "SQLFunctionNode",
 })
 # Leaves that read a table or files.
 RELATIONS = frozenset({"LogicalRelation", "HiveTableRelation", "DataSourceV2Relation", "DataSourceV2ScanRelation",
@@ -471,8 +473,10 @@ class _Digest:
                 continue
             out.append([sub.cls == "ScalarSubquery", self.node(plan)])
             if sub.children:  # the correlation: outer references filter the result
+                values = _outer_values(plan)
                 for ref in ex.references(Tree("OuterRefs", {}, sub.children)):
-                    self.outer.add(ref.expr_id)
+                    if ref.expr_id not in values:
+                        self.outer.add(ref.expr_id)
         return out
 
     def condition(self, expression: Tree | None, subtype: str, scope: list[int]) -> None:
@@ -495,6 +499,40 @@ class _Digest:
 
 
 # -- raw-plan helpers ----------------------------------------------------------------------------
+
+def _outer_values(plan: Tree) -> set[int]:
+    """The outer columns a subquery reads only in the values it selects (``(SELECT salary)``,
+    ``(SELECT upper(name))``): its value's sources, which decide no row, unlike a correlation."""
+    field = {"Project": "projectList", "Aggregate": "aggregateExpressions"}.get(plan.cls)
+    if field is None:
+        return set()
+    values = _outer_ids(plan.fields.get(field))
+    if not values:
+        return values
+    elsewhere = _outer_ids([v for k, v in plan.fields.items() if k != field])
+    for node in plan.walk():
+        if node is not plan:
+            elsewhere |= _outer_ids(list(node.fields.values()))
+    return values - elsewhere
+
+
+def _outer_ids(raw: Any) -> set[int]:
+    """The exprIds of the outer columns (``OuterReference``) anywhere in a piece of Spark's JSON."""
+    out: set[int] = set()
+    stack = [raw]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            if str(item.get("class", "")).endswith(".OuterReference"):
+                held = item.get("e")
+                eid = held[0].get("exprId") if isinstance(held, list) and held and isinstance(held[0], dict) else None
+                if isinstance(eid, dict) and "id" in eid:
+                    out.add(eid["id"])
+            stack.extend(v for v in item.values() if isinstance(v, (list, dict)))
+    return out
+
 
 def _has_condition(flat: Any) -> bool:
     return isinstance(flat, list) and any(

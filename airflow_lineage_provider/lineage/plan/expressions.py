@@ -73,7 +73,7 @@ def strip_alias(node: Tree) -> Tree:
 
 def is_identity(node: Tree) -> bool:
     """An attribute copied as is: through aliases and casts that only widen a number."""
-    node = strip_alias(node)
+    node = extracted(strip_alias(node))
     while node.children:
         if node.cls == "GetStructField" and struct_field_name(node):
             pass  # a struct's field, read as it is: the field's own value
@@ -109,8 +109,25 @@ def references(node: Tree) -> list[Reference]:
     return cached
 
 
+def extracted(node: Tree) -> Tree:
+    """What a read of a struct's field reads when the struct is made in place: ``named_struct('a', x,
+    'b', y).b`` and ``struct(st.*).c`` read ``y`` and ``st.c`` alone (Spark's optimizer says the same);
+    any other expression is itself."""
+    if node.cls != "GetStructField" or not node.children:
+        return node
+    made = extracted(strip_alias(node.children[0]))
+    ordinal = node.fields.get("ordinal")
+    if made.cls == "CreateNamedStruct" and isinstance(ordinal, int) and 0 <= 2 * ordinal + 1 < len(made.children):
+        # A CTAS's query names the values of ``struct(st.*)`` with aliases (``st.a AS a``).
+        return extracted(strip_alias(made.children[2 * ordinal + 1]))
+    return node
+
+
 def _collect(node: Tree, out: list[Reference], identity: bool, agg: bool, masking: bool, conditional: bool) -> None:
     cls = node.cls
+    if cls == "GetStructField":
+        node = extracted(node)
+        cls = node.cls
     if cls in ("AttributeReference", "OuterReference"):
         target = _outer_target(node) if cls == "OuterReference" else node
         eid = expr_id(target) if target is not None else None

@@ -138,9 +138,15 @@ def named_outputs(raw: Any) -> list[tuple[int, str]]:
     if isinstance(raw, list):
         for flat in raw:
             if isinstance(flat, list) and flat and isinstance(flat[0], dict):
-                expr_id = flat[0].get("exprId")
+                head = flat[0]
+                if str(head.get("class", "")).endswith(".OuterReference"):
+                    # A subquery that selects a column of the outer row (``(SELECT salary)``): the outer
+                    # attribute, held in the field ``e``, is the column it outputs.
+                    held = head.get("e")
+                    head = held[0] if isinstance(held, list) and held and isinstance(held[0], dict) else head
+                expr_id = head.get("exprId")
                 if isinstance(expr_id, dict) and "id" in expr_id:
-                    out.append((expr_id["id"], str(flat[0].get("name"))))
+                    out.append((expr_id["id"], str(head.get("name"))))
     return out
 
 

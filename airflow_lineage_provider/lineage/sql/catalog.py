@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping
 
 from airflow_lineage_provider.lineage.model import SPARK_CATALOG, ColumnInput, Dataset, Origin
 from airflow_lineage_provider.lineage.schema_cache import SchemaCache
+from airflow_lineage_provider.lineage.sql.table_functions import TableFunction
 
 
 @dataclass
@@ -66,9 +67,11 @@ class Catalog:
     cache: SchemaCache | None = None
     dropped: set[str] = field(default_factory=set)
     version: int = 0
+    functions: dict[str, TableFunction] = field(default_factory=dict)  # SQL table functions the script defined
 
     def copy(self) -> Catalog:
-        return Catalog(self.database, dict(self.tables), self.parameter, self.cache, set(self.dropped), self.version)
+        return Catalog(self.database, dict(self.tables), self.parameter, self.cache, set(self.dropped), self.version,
+                       dict(self.functions))
 
     def full_name(self, parts: Iterable[str]) -> str:
         """``catalog.db.table`` in lower case, from 1 to 3 name parts."""

@@ -51,6 +51,8 @@ from airflow_lineage_provider.lineage.sql.rowlevel import MODES as ROW_LEVEL_MOD
 from airflow_lineage_provider.lineage.sql.rowlevel import rewrite as row_level_query
 from airflow_lineage_provider.lineage.sql.scope import Resolver
 from airflow_lineage_provider.lineage.sql.shared import PARTIAL_CONFIDENCE, UNCHECKED_CONFIDENCE, Result
+from airflow_lineage_provider.lineage.sql.table_functions import TableFunction, definition
+from airflow_lineage_provider.lineage.sql.table_functions import expand as expand_table_functions
 from airflow_lineage_provider.lineage.statements import split_statements
 
 log = logging.getLogger(__name__)
@@ -134,8 +136,9 @@ class SqlExtractor:
         if _SCRIPTING_BLOCK.match(sql):
             return [_none(index, sql, "a SQL scripting block (BEGIN ... END) is not read by the static extractor: its "
                                       "writes depend on its variables and control flow, and are known when it runs")]
+        text, directories = _multi_insert_directories(_resolve_identifiers(sql))
         try:
-            tree = sqlglot.parse_one(_resolve_identifiers(sql), dialect=SPARK_DIALECT)
+            tree = sqlglot.parse_one(text, dialect=SPARK_DIALECT)
         except SqlglotError as e:
             return [_none(index, sql, _parse_failed(e))]
         if isinstance(tree, exp.Use):
@@ -149,6 +152,10 @@ class SqlExtractor:
                 for t in tree.args.get("tables") or [tree.this]:
                     if isinstance(t, exp.Table):
                         self.catalog.drop(self._table_name(t))
+            elif kind == "FUNCTION":
+                for t in tree.args.get("tables") or [tree.this]:
+                    if isinstance(t, exp.Table):
+                        self.catalog.functions.pop(self._table_name(t), None)
             return []
         if isinstance(tree, exp.Alter):
             self._alter(tree)
@@ -156,7 +163,9 @@ class SqlExtractor:
         if isinstance(tree, exp.Create):
             return self._create(tree, sql, index)
         if isinstance(tree, exp.Insert):
-            return self._insert(tree, sql, index)
+            return self._insert(tree, sql, index, directories)
+        if isinstance(tree, exp.MultitableInserts):
+            return self._multi_insert(tree, sql, index, directories)
         if isinstance(tree, exp.Query):
             result = self._lineage(tree)
             return [self._document(index, sql, None, result, result.columns)]
@@ -171,6 +180,11 @@ class SqlExtractor:
 
     def _create(self, tree: exp.Create, sql: str, index: int) -> list[StatementLineage]:
         kind = str(tree.args.get("kind") or "").upper()
+        if kind == "FUNCTION":
+            function = definition(tree)
+            if function is not None and isinstance(tree.this.this, exp.Table):
+                self.catalog.functions[self._table_name(tree.this.this)] = function
+            return []
         target = tree.this
         columns_given: list[str] = []
         defs: list[tuple[str, str]] = []
@@ -258,13 +272,19 @@ class SqlExtractor:
 
     # -- writes ------------------------------------------------------------------------------------
 
-    def _insert(self, tree: exp.Insert, sql: str, index: int) -> list[StatementLineage]:
+    def _insert(self, tree: exp.Insert, sql: str, index: int,
+                directories: dict[str, str | None] | None = None) -> list[StatementLineage]:
+        """``directories``: the paths of ``INSERT OVERWRITE DIRECTORY`` heads (``_multi_insert_directories``)."""
         target = tree.this
         listed: list[str] = []
         if isinstance(target, exp.Schema):
             listed = [e.name for e in target.expressions]
             target = target.this
         query = _with_outer_ctes(tree, tree.expression)
+        if directories and isinstance(target, exp.Table) and target.name in directories and query is not None:
+            result = self._lineage(query)
+            dataset = naming.from_location(directories[target.name], table=None, mode="overwrite")
+            return [self._document(index, sql, dataset, result, result.columns)]
         if not isinstance(target, exp.Table) or not isinstance(query, (exp.Query, exp.Values)):
             return [_none(index, sql, "this INSERT form is not covered by the static extractor")]
         name = self._table_name(target)
@@ -303,6 +323,31 @@ class SqlExtractor:
         dataset = naming.from_location(info.location if info else None, table=name, mode=mode)
         return [self._document(index, sql, dataset, result, columns)]
 
+    def _multi_insert(self, tree: exp.MultitableInserts, sql: str, index: int,
+                      directories: dict[str, str | None]) -> list[StatementLineage]:
+        """``[WITH ..] FROM src INSERT INTO a SELECT .. [WHERE ..] INSERT INTO b SELECT ..``: Spark makes one
+        write per insert, so each is read as ``INSERT INTO a SELECT .. FROM src [WHERE ..]`` (with the WITH),
+        a write of the same statement, in the order of the text (the plan's). ``directories``: the paths of
+        its ``INSERT OVERWRITE DIRECTORY`` inserts, by the name that stands for them."""
+        source = tree.args.get("source")
+        outer = tree.args.get(_WITH)
+        found: list[StatementLineage] = []
+        for insert in tree.expressions:
+            query = insert.expression if isinstance(insert, exp.Insert) else None
+            if not isinstance(query, exp.Select) or source is None:
+                found.append(_none(index, sql, "this multi-insert form is not covered by the static extractor"))
+                continue
+            relation = source.copy()
+            joins = relation.args.get("joins")
+            relation.set("joins", None)
+            query.from_(relation, copy=False)
+            if joins:
+                query.set("joins", joins)
+            if outer is not None:
+                insert.set(_WITH, outer.copy())
+            found.extend(self._insert(insert, sql, index, directories))
+        return found
+
     def _execute_immediate(self, sql: str, index: int, m: re.Match[str]) -> list[StatementLineage]:
         """``EXECUTE IMMEDIATE 'stmt' [USING ...]``: the lineage of the statement it runs, its parameters
         being values (no source column). A statement held in a variable is known only when it runs."""
@@ -336,6 +381,9 @@ class SqlExtractor:
                 else:
                     items.append(p)
             select.set("expressions", items)
+
+    def _table_function(self, parts: list[str]) -> TableFunction | None:
+        return self.catalog.functions.get(self.catalog.full_name(parts))
 
     def _column_type(self, column: exp.Column) -> str | None:
         """The schema's type of a column of a table its SELECT reads (by its qualifier, else the one
@@ -377,12 +425,7 @@ class SqlExtractor:
         return [self._document(index, sql, dataset, result, columns)]
 
     def _directory(self, sql: str, index: int, m: re.Match[str]) -> list[StatementLineage]:
-        path = m.group("path")
-        if path:
-            path = path[1:-1]
-        else:
-            opt = _OPTION_PATH.search(m.group("rest") or "")
-            path = opt.group(1) if opt else None
+        path = _directory_path(m)
         try:
             query = sqlglot.parse_one(m.group("query"), dialect=SPARK_DIALECT)
         except SqlglotError as e:
@@ -423,16 +466,50 @@ class SqlExtractor:
             return Result([(f"col{i + 1}", frozenset()) for i in range(width)])
         # Rewrites of rare constructs, each walk paid only when the statement's text can hold one.
         text = self._sql.lower()
+        if self.catalog.functions:
+            expand_table_functions(query, self._table_function)
         if "transform" in text:
             _expand_transforms(query)
         if any(name in text for name in _GENERATORS):
             _expand_generators(query, self._column_type)
+        if "struct" in text:
+            _read_fields_made_in_place(query)
         qualified, names, using = qualify(query, self._sql, self.catalog.database, self.schema())
         if ".*" in text or ". *" in text:
             self._expand_struct_stars(qualified)
         result = Resolver(self.catalog, self._sql, qualified, using).run()
         result.columns = [(names.get(c.lower(), c), o) for c, o in result.columns]
         return result
+
+
+def _directory_path(m: re.Match[str]) -> str | None:
+    """The path an ``INSERT OVERWRITE DIRECTORY`` writes: its quoted path, else its ``path`` option."""
+    path = m.group("path")
+    if path:
+        return path[1:-1]
+    opt = _OPTION_PATH.search(m.group("rest") or "")
+    return opt.group(1) if opt else None
+
+
+def _multi_insert_directories(sql: str) -> tuple[str, dict[str, str | None]]:
+    """sqlglot cannot read an ``INSERT OVERWRITE DIRECTORY 'p' [USING ..] [OPTIONS (..)]`` inside a
+    multi-insert: each such head is written ``INSERT OVERWRITE TABLE __directory_<n>`` and its path kept."""
+    if "directory" not in sql.lower() or not _MULTI_START.match(sql):
+        return sql, {}
+    directories: dict[str, str | None] = {}
+
+    def placeholder(m: re.Match[str]) -> str:
+        name = f"__directory_{len(directories)}"
+        directories[name] = _directory_path(m)
+        return f"INSERT OVERWRITE TABLE {name} "
+
+    return _MULTI_DIRECTORY.sub(placeholder, sql), directories
+
+
+_MULTI_START = re.compile(r"^\s*(?:WITH|FROM)\b", re.I)
+_MULTI_DIRECTORY = re.compile(
+    r"\bINSERT\s+OVERWRITE\s+(?:LOCAL\s+)?DIRECTORY\s*(?P<path>'(?:[^'\\]|\\.)*')?(?P<rest>.*?)(?=\bSELECT\b)",
+    re.I | re.S)
 
 
 def _resolve_identifiers(sql: str) -> str:
@@ -560,6 +637,41 @@ def _struct_fields(data_type: str) -> list[str]:
             start = i + 1
     parts.append(body[start:])
     return [re.split(r"[:\s]", p.strip(), maxsplit=1)[0].strip("`") for p in parts if p.strip()]
+
+
+def _read_fields_made_in_place(query: exp.Expression) -> None:
+    """A field of a struct made in place (``STRUCT(info.*).city``, ``named_struct('n', name, ..).n``,
+    ``struct(a, b).b``) is that field's value alone, as Spark's analyzed plan reads it: replaced by
+    it (``info.city``, ``name``, ``b``), deepest first, so that ``STRUCT(STRUCT(info.*) AS s).s.zip`` is
+    ``info.zip``. A field the struct does not name is left as it is."""
+    for dot in reversed(list(query.find_all(exp.Dot))):
+        struct, field = dot.this, dot.expression
+        if not isinstance(struct, exp.Struct) or not isinstance(field, exp.Identifier):
+            continue
+        value: exp.Expression | None = None
+        stars = []
+        for item in struct.expressions:
+            if isinstance(item, exp.Star):
+                stars.append(exp.Column(this=item))
+            elif isinstance(item, exp.Column) and isinstance(item.this, exp.Star):
+                stars.append(item)
+            elif item.alias_or_name.lower() == field.name.lower() and value is None:
+                value = item.expression if isinstance(item, exp.PropertyEQ) else item.unalias()
+        if value is None and len(stars) == 1:  # ``STRUCT(info.*)``: the field of what the star spreads
+            value = stars[0].copy()
+            value.set("this", field.copy())
+        if value is None:
+            continue
+        replacement = value.copy()
+        if isinstance(dot.parent, exp.Dot) and dot.parent.this is dot and isinstance(replacement, exp.Column) \
+                and not replacement.args.get("catalog") and isinstance(dot.parent.expression, exp.Identifier):
+            # ``STRUCT(info AS s).s.zip``: ``info.zip``, a column path as sqlglot reads one
+            outer = dot.parent
+            replacement = exp.Column(this=outer.expression.copy(), table=replacement.this,
+                                     db=replacement.args.get("table"), catalog=replacement.args.get("db"))
+            outer.replace(replacement)
+            continue
+        dot.replace(replacement)
 
 
 PARSE_FAILED = "the SQL could not be parsed"

@@ -138,8 +138,21 @@ class Resolver(Conditions, Pivots):
         out = {}
         for i, p in enumerate(scope.expression.expressions):
             if isinstance(p, exp.Alias) and p.alias.startswith("_col_") and _UNNAMED.fullmatch(p.alias):
-                out[i] = spark_name(p.this, self.sql)
+                inner = p.this
+                while isinstance(inner, exp.Paren):
+                    inner = inner.this
+                out[i] = self._scalar_subquery_name(inner) if isinstance(inner, exp.Subquery) else spark_name(
+                    p.this, self.sql)
+            elif isinstance(p, exp.Subquery) and p.alias.startswith("_col_") and _UNNAMED.fullmatch(p.alias):
+                out[i] = self._scalar_subquery_name(p)
         return out
+
+    def _scalar_subquery_name(self, subquery: exp.Subquery) -> str:
+        """Spark names an unaliased scalar subquery by the outer columns it reads: ``scalarsubquery(salary)``,
+        ``scalarsubquery()`` when it reads none."""
+        scope = self.scope_of.get(id(subquery.this))
+        outer = [c.name for c in scope.external_columns] if scope is not None else []
+        return f"scalarsubquery({', '.join(dict.fromkeys(outer))})"
 
     # -- sources -----------------------------------------------------------------------------
 

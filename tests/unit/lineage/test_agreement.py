@@ -86,3 +86,15 @@ def test_the_agreement_survives_the_document():
         "static": "differs", "only_plan": [f"b <- {SRC}.b TRANSFORMATION"], "only_static": [f"b <- {SRC}.b IDENTITY"]}
     assert LineageReport.from_dict(doc).statements[0] == checked
     assert "agreement" not in LineageReport((statement("plan"),)).to_dict()["statements"][0]
+
+
+def test_a_multi_inserts_writes_are_each_matched_to_the_static_write_of_their_target():
+    other = Dataset(namespace="file", name="/wh/other", table="spark_catalog.default.other")
+    plan = LineageReport((statement("plan"), statement("plan", target=other, b_subtype="IDENTITY")))
+    static = LineageReport((statement("sql", target=other), statement("sql")))
+    first, second = with_agreement(plan, static).statements
+    assert first.agreement == Agreement("same")
+    assert second.agreement.static == "differs" and second.agreement.only_plan == (f"b <- {SRC}.b IDENTITY",)
+    # The static extractor read none of them: each says so.
+    nothing = with_agreement(plan, LineageReport()).statements
+    assert all("no statement" in st.agreement.reason for st in nothing)

@@ -18,7 +18,7 @@ from airflow_lineage_provider.lineage.plan.expressions import (
     render,
     strip_alias,
 )
-from airflow_lineage_provider.lineage.plan.tree import decode, scala_seq
+from airflow_lineage_provider.lineage.plan.tree import decode, named_outputs, scala_seq
 
 PKG = "org.apache.spark.sql.catalyst.expressions."
 
@@ -322,3 +322,48 @@ def test_a_lambda_variable_is_not_a_column_read():
     tree = decode(node("ArrayTransform", TAGS, lambda_fn(node("Upper", lambda_var("x", 9)), lambda_var("x", 9)),
                        argument=0, function=1))
     assert [(r.expr_id, r.name, r.subtype) for r in references(tree)] == [(1, "tags", TRANSFORMATION)]
+
+
+# -- a field of a struct made in place ------------------------------------------------------------------------
+
+def named_struct(*pairs: tuple[str, list[dict]]) -> list[dict]:
+    """CreateNamedStruct: its children are name, value, name, value, ..."""
+    return node("CreateNamedStruct", *[part for name, value in pairs for part in (lit(name, "string"), value)])
+
+
+def field_refs(tree: list[dict]) -> list[tuple[int, str, str, str]]:
+    return [(r.expr_id, r.name, r.subtype, r.path) for r in references(decode(tree))]
+
+
+def test_a_field_of_a_struct_made_in_place_reads_that_field_only():
+    made = named_struct(("n", attr("name", 4, "string", "[e]")), ("d", attr("dept", 5, "string", "[e]")))
+    assert field_refs(alias(node("GetStructField", made, ordinal=0, name="n"), "n", 10)) == [(4, "name", IDENTITY, "")]
+    assert field_refs(alias(node("GetStructField", made, ordinal=1, name="d"), "d", 10)) == [(5, "dept", IDENTITY, "")]
+    # An expression inside: a transformation of what it reads, and nothing of the other fields.
+    upper = named_struct(("u", node("Upper", attr("name", 4, "string", "[e]"))), ("a", attr("age", 6, "integer")))
+    assert field_refs(node("GetStructField", upper, ordinal=0, name="u")) == [(4, "name", TRANSFORMATION, "")]
+
+
+def test_struct_star_made_in_place_reads_the_one_field_with_its_path():
+    """``STRUCT(info.*).zip``: Spark expands ``info.*`` into fields read by position, named by the type."""
+    info = attr("info", 2, {"type": "struct", "fields": [{"name": "city", "type": "string"},
+                                                         {"name": "zip", "type": "string"}]}, "[src]")
+    made = named_struct(("city", node("GetStructField", info, ordinal=0)), ("zip", node("GetStructField", info, ordinal=1)))
+    tree = node("GetStructField", made, ordinal=1, name="zip")
+    assert field_refs(tree) == [(2, "info", IDENTITY, "zip")]
+    assert is_identity(decode(tree))
+    # Made in place twice: STRUCT(STRUCT(info.*) AS s).s.zip
+    outer = node("GetStructField", node("GetStructField", named_struct(("s", made)), ordinal=0, name="s"),
+                 ordinal=1, name="zip")
+    assert field_refs(outer) == [(2, "info", IDENTITY, "zip")]
+    # A CTAS's query names the struct's values with aliases: the same field read.
+    named = named_struct(("city", alias(node("GetStructField", info, ordinal=0), "city", 11)),
+                         ("zip", alias(node("GetStructField", info, ordinal=1), "zip", 12)))
+    assert field_refs(node("GetStructField", named, ordinal=1, name="zip")) == [(2, "info", IDENTITY, "zip")]
+
+
+def test_a_subquery_that_selects_an_outer_column_outputs_that_column():
+    """``(SELECT salary)``: the subquery's projection lists ``outer(salary)``, which outputs the outer
+    attribute itself (Spark's JSON holds it in the field ``e``)."""
+    outer = node("OuterReference", e=attr("salary", 5, "double", "[emp]"))
+    assert named_outputs([outer, alias(attr("id", 1, "bigint"), "i", 7)]) == [(5, "salary"), (7, "i")]

@@ -408,3 +408,58 @@ def test_a_statement_nested_too_deep_is_one_warning_line_counted_from_1(caplog):
         "extractor (RecursionError: maximum recursion depth exceeded)"]
     assert warned[0].exc_info is None
     assert any(r.levelname == "DEBUG" and r.exc_info for r in caplog.records)
+
+
+# -- issue 27: multi-insert, SQL table functions, fields of structs made in place, scalar subquery names ----------
+
+MI_DDL = ("CREATE TABLE src (id INT, name STRING, age INT) USING parquet;\n"
+          "CREATE TABLE t1 (a STRING, b INT) USING parquet;\nCREATE TABLE t2 (id INT) USING parquet;\n")
+
+
+def test_a_multi_insert_is_one_write_per_insert_of_one_statement():
+    report = extract_script(MI_DDL + "WITH w AS (SELECT * FROM src WHERE age > 1) FROM w s "
+                            "INSERT OVERWRITE TABLE t1 SELECT s.name, s.age WHERE s.id > 0 INSERT INTO t2 SELECT id;")
+    first, second = report.statements
+    assert first.index == second.index == 3
+    assert (first.target.table, first.target.mode, second.target.table) == (
+        "spark_catalog.default.t1", "overwrite", "spark_catalog.default.t2")
+    assert short(first) == {"a": {"src.name:I"}, "b": {"src.age:I"}}
+    assert indirect(first) == {"src.age:FILTER", "src.id:FILTER"}
+    assert short(second) == {"id": {"src.id:I"}} and indirect(second) == {"src.age:FILTER"}
+
+
+TF = ("CREATE TABLE src (id INT, name STRING, age INT) USING parquet;\n"
+      "CREATE FUNCTION tf(lo INT, hi INT DEFAULT 99) RETURNS TABLE (k INT, n STRING) "
+      "RETURN SELECT id, upper(name) FROM src WHERE age BETWEEN lo AND hi;\n")
+
+
+def test_a_sql_table_function_is_its_body_with_its_parameters_bound():
+    st = last(TF + "SELECT n, k FROM tf(hi => 5, lo => 1)")
+    assert short(st) == {"n": {"src.name:T"}, "k": {"src.id:I"}} and indirect(st) == {"src.age:FILTER"}
+    st = last(TF + "SELECT t.* FROM tf(1) AS t")  # the default of ``hi``; the columns the function returns
+    assert short(st) == {"k": {"src.id:I"}, "n": {"src.name:T"}} and st.warnings == ()
+    st = last(TF + "DROP FUNCTION tf;\nSELECT n FROM tf(1)")  # dropped: no longer read as its body
+    assert short(st) == {"n": set()}
+
+
+def test_a_field_of_a_struct_made_in_place_is_that_field_alone():
+    ddl = "CREATE TABLE s1 (id INT, name STRING, info STRUCT<city: STRING, zip: STRING>) USING parquet;\n"
+    st = last(ddl + "SELECT struct(info AS s, name).s.zip AS z, STRUCT(*).name AS n, struct(id, name).name AS m FROM s1")
+    assert short(st) == {"z": {"s1.info.zip:I"}, "n": {"s1.name:I"}, "m": {"s1.name:I"}}
+    st = last(ddl + "SELECT struct(id, name).nope AS x FROM s1")  # a field it does not make: left as written
+    assert short(st) == {"x": {"s1.id:T", "s1.name:T"}}
+
+
+def test_an_unaliased_scalar_subquery_is_named_by_the_outer_columns_it_reads():
+    ddl = "CREATE TABLE e (id INT, dept STRING, salary DOUBLE) USING parquet;\nCREATE TABLE d (dept STRING) USING parquet;\n"
+    st = last(ddl + "SELECT (SELECT max(d.dept) FROM d WHERE d.dept = e.dept AND e.salary > 0), "
+                    "((SELECT salary)), (SELECT max(dept) FROM d) FROM e")
+    assert [c for c, _ in st.columns] == ["scalarsubquery(dept, salary)", "scalarsubquery(salary)", "scalarsubquery()"]
+
+
+def test_a_multi_inserts_directory_is_a_path_write():
+    """sqlglot reads no ``INSERT OVERWRITE DIRECTORY 'p' USING ..`` inside a multi-insert: read as a path write."""
+    first, second = extract_script(MI_DDL + "FROM src INSERT OVERWRITE DIRECTORY '/tmp/out' USING parquet "
+                                   "OPTIONS ('compression' = 'snappy') SELECT name INSERT INTO t2 SELECT id").statements
+    assert (first.target.name, first.target.table, first.target.mode) == ("/tmp/out", None, "overwrite")
+    assert short(first) == {"name": {"src.name:I"}} and short(second) == {"id": {"src.id:I"}}

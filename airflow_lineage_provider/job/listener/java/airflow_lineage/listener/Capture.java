@@ -76,22 +76,44 @@ final class Capture {
             return;
         }
         Object plan = Scala.call(qe, "analyzed");
-        Object command = Describe.unwrap(plan);
-        String name = Scala.simpleName(command);
-        if (!known.isWrite(name, command)) {
+        List<Object> commands = writes(Describe.unwrap(plan));
+        if (commands.isEmpty()) {
             return;
         }
         Object session = Scala.call(qe, "sparkSession");
         if (!keyed) {
             watchApplicationEnd(Scala.call(session, "sparkContext"));
         }
-        ObjectNode head = mapper.createObjectNode();
-        head.put("format", Describe.RAW);
-        head.put("execution_id", ((Number) Scala.call(qe, "id")).longValue());
-        head.put("func", func);
-        head.put("command", name);
+        long id = ((Number) Scala.call(qe, "id")).longValue();
         String sql = sqlText(plan);
-        worker.execute(() -> describe(session, plan, head, sql));
+        for (Object command : commands) {
+            ObjectNode head = mapper.createObjectNode();
+            head.put("format", Describe.RAW);
+            head.put("execution_id", id);
+            head.put("func", func);
+            head.put("command", Scala.simpleName(command));
+            worker.execute(() -> describe(session, command, head, sql));
+        }
+    }
+
+    /** The writes an analyzed plan makes, each its own: the plan itself, or each insert of a multi-insert
+     * ({@code FROM s INSERT INTO a ... INSERT INTO b ...}: one event, "multi-commands", for a Union of write
+     * commands), as {@code job/capture.write_plans} reads them. */
+    private List<Object> writes(Object plan) {
+        List<Object> out = new ArrayList<>();
+        if ("Union".equals(Scala.simpleName(plan))) {
+            for (Object child : Scala.seq(Scala.call(plan, "children"))) {
+                if (!known.isWrite(Scala.simpleName(child), child)) {
+                    return Collections.emptyList();
+                }
+                out.add(child);
+            }
+            return out;
+        }
+        if (known.isWrite(Scala.simpleName(plan), plan)) {
+            out.add(plan);
+        }
+        return out;
     }
 
     // -- streaming queries ------------------------------------------------------------------------------
