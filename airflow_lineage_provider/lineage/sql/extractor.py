@@ -95,6 +95,8 @@ class SqlExtractor:
         self._schema: MappingSchema | None = None
         self._schema_version = -1
         self._sql = ""
+        self.variables: dict[str, str | None] = {}  # session variables: name -> value (a string literal)
+        self._unresolved: list[str] = []  # variables of the statement's IDENTIFIER(...) with no known value
 
     # -- scripts and statements ------------------------------------------------------------------
 
@@ -135,9 +137,12 @@ class SqlExtractor:
             return [_none(index, sql, "a SQL scripting block (BEGIN ... END) is not read by the static extractor: its "
                                       "writes depend on its variables and control flow, and are known when it runs")]
         try:
-            tree = sqlglot.parse_one(_resolve_identifiers(sql), dialect=SPARK_DIALECT)
+            tree = sqlglot.parse_one(self._resolve_identifiers(sql), dialect=SPARK_DIALECT)
         except SqlglotError as e:
             return [_none(index, sql, _parse_failed(e))]
+        if isinstance(tree, (exp.Declare, exp.Set)):
+            self._variables(tree)
+            return []
         if isinstance(tree, exp.Use):
             name = tree.this.name if tree.this is not None else ""
             if name and (tree.args.get("kind") is None or str(tree.args.get("kind")).upper() in ("DATABASE", "SCHEMA")):
@@ -264,7 +269,7 @@ class SqlExtractor:
         if isinstance(target, exp.Schema):
             listed = [e.name for e in target.expressions]
             target = target.this
-        query = _with_outer_ctes(tree, tree.expression)
+        query = _with_outer_ctes(tree, _unparenthesized(tree.expression))
         if not isinstance(target, exp.Table) or not isinstance(query, (exp.Query, exp.Values)):
             return [_none(index, sql, "this INSERT form is not covered by the static extractor")]
         name = self._table_name(target)
@@ -302,6 +307,50 @@ class SqlExtractor:
         mode = "overwrite" if tree.args.get("overwrite") else "append"
         dataset = naming.from_location(info.location if info else None, table=name, mode=mode)
         return [self._document(index, sql, dataset, result, columns)]
+
+    def _resolve_identifiers(self, sql: str) -> str:
+        """``IDENTIFIER('db.t')``, ``IDENTIFIER(var)``, ``IDENTIFIER('db.' || var)``: the name it
+        makes, written out before sqlglot reads the statement (it takes ``INSERT INTO IDENTIFIER('t')``
+        for a table named ``identifier`` with a column list). A variable the script gives no literal
+        value is noted: the statement then says it cannot tell what the name is."""
+        self._unresolved = []
+        if "identifier" not in sql.lower():
+            return sql
+
+        def name(m: re.Match[str]) -> str:
+            text = ""
+            for part in _IDENTIFIER_PART.finditer(m.group(1)):
+                if part.group(1):
+                    text += part.group(1)[1:-1]
+                    continue
+                value = self.variables.get(_SESSION.sub("", part.group(2)).lower())
+                if value is None:
+                    self._unresolved.append(part.group(2))
+                    return m.group(0)
+                text += value
+            return text if _PLAIN_NAME.match(text) else "`" + text.replace("`", "``") + "`"
+
+        return _IDENTIFIER.sub(name, sql)
+
+    def _variables(self, tree: exp.Expression) -> None:
+        """``DECLARE [VARIABLE] v STRING DEFAULT 'x'``, ``SET VAR v = 'x'``: a session variable's value
+        when the script gives it as a string literal (what ``IDENTIFIER(v)`` names); else unknown."""
+        if isinstance(tree, exp.Declare):
+            for item in tree.expressions:
+                default = item.args.get("default")
+                value = default.this if isinstance(default, exp.Literal) and default.is_string else None
+                names = item.this if isinstance(item.this, list) else [item.this]
+                for n in names:
+                    if isinstance(n, exp.Expression):
+                        self.variables[n.name.lower()] = value
+            return
+        for item in tree.expressions:
+            if isinstance(item, exp.SetItem) and str(item.args.get("kind") or "").upper() == "VARIABLE" \
+                    and isinstance(item.this, exp.EQ):
+                target, value = item.this.this, item.this.expression
+                known = value.this if isinstance(value, exp.Literal) and value.is_string else None
+                for n in target.expressions if isinstance(target, exp.Tuple) else [target]:
+                    self.variables[_SESSION.sub("", n.sql(DIALECT)).lower()] = known
 
     def _execute_immediate(self, sql: str, index: int, m: re.Match[str]) -> list[StatementLineage]:
         """``EXECUTE IMMEDIATE 'stmt' [USING ...]``: the lineage of the statement it runs, its parameters
@@ -393,6 +442,10 @@ class SqlExtractor:
 
     def _document(self, index: int, sql: str, target: Dataset | None, result: Result,
                   columns: list[tuple[str, frozenset[Origin]]]) -> StatementLineage:
+        if self._unresolved:
+            result.warnings.append(f"IDENTIFIER({', '.join(self._unresolved)}): the script gives the variable no "
+                                   f"literal value, so what it names is unknown")
+            result.confidence = min(result.confidence, PARTIAL_CONFIDENCE)
         warnings = tuple(dict.fromkeys(result.warnings))
         return StatementLineage.of(
             index=index, sql=sql, method="sql", confidence=result.confidence if warnings else 1.0, target=target,
@@ -418,6 +471,7 @@ class SqlExtractor:
         return self._schema
 
     def _lineage(self, query: exp.Expression) -> Result:
+        query = _unparenthesized(query)
         if isinstance(query, exp.Values):
             width = len(query.expressions[0].expressions) if query.expressions else 0
             return Result([(f"col{i + 1}", frozenset()) for i in range(width)])
@@ -427,6 +481,8 @@ class SqlExtractor:
             _expand_transforms(query)
         if any(name in text for name in _GENERATORS):
             _expand_generators(query, self._column_type)
+        if _PARENTHESIZED_FROM.search(text):
+            _flatten_joins(query)
         qualified, names, using = qualify(query, self._sql, self.catalog.database, self.schema())
         if ".*" in text or ". *" in text:
             self._expand_struct_stars(qualified)
@@ -435,21 +491,12 @@ class SqlExtractor:
         return result
 
 
-def _resolve_identifiers(sql: str) -> str:
-    """``IDENTIFIER('db.t')`` / ``IDENTIFIER('col')`` of a literal names a table or column as written
-    out: replaced by that name before sqlglot reads the statement (it takes ``INSERT INTO
-    IDENTIFIER('t')`` for a table named ``identifier`` with a column list)."""
-    if "identifier" not in sql.lower():
-        return sql
-
-    def name(m: re.Match[str]) -> str:
-        text = m.group(1)
-        return text if _PLAIN_NAME.match(text) else "`" + text.replace("`", "``") + "`"
-
-    return _IDENTIFIER.sub(name, sql)
-
-
-_IDENTIFIER = re.compile(r"\bIDENTIFIER\s*\(\s*'((?:[^'\\]|\\.)*)'\s*\)", re.I)
+_STRING = r"'(?:[^'\\]|\\.)*'"
+_NAME = r"[A-Za-z_][\w.]*"
+# ``IDENTIFIER(...)`` of string literals and session variables, concatenated with ``||``.
+_IDENTIFIER = re.compile(rf"\bIDENTIFIER\s*\(\s*((?:{_STRING}|{_NAME})(?:\s*\|\|\s*(?:{_STRING}|{_NAME}))*)\s*\)", re.I)
+_IDENTIFIER_PART = re.compile(rf"({_STRING})|({_NAME})")
+_SESSION = re.compile(r"^(?:system\.)?session\.", re.I)
 _PLAIN_NAME = re.compile(r"^[A-Za-z_][\w.]*$")
 
 
@@ -471,6 +518,65 @@ def _with_outer_ctes(statement: exp.Expression, query: exp.Expression | None) ->
         inner.set("recursive", bool(outer.args.get("recursive") or inner.args.get("recursive")))
     statement.set(_WITH, None)
     return query
+
+
+def _unparenthesized(query: exp.Expression | None) -> exp.Expression | None:
+    """The query a statement writes in parentheses (``AS (SELECT ..)``, ``INSERT INTO t ((WITH ..
+    SELECT ..))``): sqlglot makes it an unnamed derived table, which names no output column. An ORDER
+    BY or LIMIT written after the parentheses goes onto the query, or around it when it has its own."""
+    while type(query) is exp.Subquery and not query.args.get("alias"):
+        inner = query.this
+        after = {k: v for k, v in query.args.items() if k != "this" and isinstance(v, exp.Expression)}
+        if after and not (isinstance(inner, exp.Select) and not any(inner.args.get(k) for k in after)):
+            inner = exp.select(exp.Star()).from_(exp.Subquery(this=inner, alias=exp.TableAlias(
+                this=exp.to_identifier("__query"))))
+        for key, value in after.items():
+            inner.set(key, value)
+        query = inner
+    return query
+
+
+# ``FROM (`` / ``JOIN (`` opening something other than a query: perhaps a join in parentheses.
+_PARENTHESIZED_FROM = re.compile(r"\b(?:from|join)\s*\(\s*(?:\(|(?!(?:select|with|values|from|table)\b)\w)")
+
+
+def _flatten_joins(query: exp.Expression) -> None:
+    """``FROM (a JOIN b ON ..)``, ``JOIN ((b JOIN c ON ..)) ON ..``: a join in parentheses joins the
+    same relations on the same conditions as one written out (sqlglot reads it as an unnamed derived
+    table that hangs the joins on its first relation, which no column can name)."""
+    for sub in list(query.find_all(exp.Subquery)):
+        holder = sub.parent
+        if sub.args.get("alias") is not None or not isinstance(holder, (exp.From, exp.Join)):
+            continue
+        first, joins = _joined(sub)
+        if first is sub:
+            continue
+        select = holder.parent
+        if not isinstance(select, exp.Select):
+            continue
+        sub.replace(first)
+        existing = list(select.args.get("joins") or [])
+        at = 0 if isinstance(holder, exp.From) else existing.index(holder) + 1
+        select.set("joins", existing[:at] + joins + existing[at:])
+
+
+def _joined(node: exp.Expression) -> tuple[exp.Expression, list[exp.Expression]]:
+    """(the first relation, the joins after it, each flattened too) of a relation in parentheses or
+    one that carries joins; ``(node, [])`` for a relation with neither."""
+    joins = list(node.args.get("joins") or [])
+    if joins:
+        node.set("joins", None)
+    if type(node) is exp.Subquery and node.args.get("alias") is None and not isinstance(
+            node.this, (exp.Select, exp.SetOperation)):  # parentheses around a relation or a join
+        first, out = _joined(node.this)
+    else:
+        first, out = node, []
+    for join in joins:
+        inner_first, inner_joins = _joined(join.this)
+        if inner_first is not join.this:
+            join.set("this", inner_first)
+        out = [*out, join, *inner_joins]
+    return first, out
 
 
 def _expand_transforms(query: exp.Expression) -> None:

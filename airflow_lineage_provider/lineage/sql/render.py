@@ -109,9 +109,6 @@ def plain_sql(node: exp.Expression) -> str:
 def spark_name(node: exp.Expression, sql: str = "") -> str:
     """The name Spark gives an unnamed output column: its SQL without qualifiers, strings unquoted."""
     copy = _pretty(node.copy(), sql.lower())
-    while isinstance(copy, exp.Paren) and not isinstance(node, exp.Paren) and isinstance(copy.this, exp.Binary) \
-            and not isinstance(node, exp.Binary):
-        copy = copy.this
     text = _GENERATORS.lower.generate(copy, copy=False)
     return re.sub(r"DECIMAL\((\d+), (\d+)\)", r"DECIMAL(\1,\2)", text)
 
@@ -120,7 +117,9 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
     if isinstance(n, exp.Column):
         return exp.column(n.this.copy()) if n.table else n
     if isinstance(n, exp.Literal) and n.is_string:
-        return exp.var(n.this)
+        return exp.Var(this=n.this)  # as written, unquoted; ``''`` too (exp.var refuses an empty name)
+    if isinstance(n, exp.Paren):  # Spark has no parentheses node: ``(a + b)`` is the addition's own name
+        return _pretty(n.this, sql)
     if isinstance(n, exp.Count) and isinstance(n.this, exp.Star):
         return exp.Anonymous(this="count", expressions=[exp.Literal.number(1)])
     for key, value in list(n.args.items()):

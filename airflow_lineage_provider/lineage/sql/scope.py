@@ -164,6 +164,10 @@ class Resolver(Conditions, Pivots):
             alias = item.alias_or_name
             if isinstance(item, exp.Table):
                 known = scope.sources.get(alias)
+                if not isinstance(known, Scope) and item.args.get("db") is None:
+                    # Qualified tables all have a database: this is a CTE, which sqlglot's scope files
+                    # under its PIVOT / UNPIVOT's alias as a table.
+                    known = scope.cte_sources.get(item.name, known)
                 if isinstance(known, Scope):
                     src = Source("scope", known)
                 elif not isinstance(item.this, exp.Identifier):

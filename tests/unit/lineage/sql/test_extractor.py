@@ -389,11 +389,11 @@ def test_inline_of_an_array_of_structs_column_makes_one_column_per_field():
 
 
 DEEP = ("CREATE TABLE deep (a INT) USING parquet;\nCREATE TABLE deep_out (a INT) USING parquet;\n"
-        "INSERT INTO deep_out SELECT " + "(a + " * 400 + "a" + ")" * 400 + " FROM deep;\n")
+        "INSERT INTO deep_out SELECT " + "(a + " * 1000 + "a" + ")" * 1000 + " FROM deep;\n")
 
 
 def test_a_statement_nested_too_deep_is_one_warning_line_counted_from_1(caplog):
-    """400 nested parentheses exceed Python's recursion limit in sqlglot: the statement has no lineage and
+    """1000 nested parentheses exceed Python's recursion limit in sqlglot: the statement has no lineage and
     says why, in one log line numbered as Spark numbers it; the traceback is at debug level only."""
     with caplog.at_level("DEBUG", logger="airflow_lineage_provider.lineage.sql.extractor"):
         report = extract_script(DEEP)
