@@ -289,6 +289,10 @@ class SqlExtractor:
                 by_name = {c.lower(): o for c, o in produced}
                 columns = [(c, by_name.get(c.lower(), frozenset())) for c in table_cols]
             elif listed:
+                if len(listed) != len(produced):
+                    result.warnings.append(f"INSERT INTO {name}: the query gives {len(produced)} columns, the "
+                                           f"column list names {len(listed)}")
+                    result.confidence = min(result.confidence, PARTIAL_CONFIDENCE)
                 by_name = {c.lower(): o for c, (_, o) in zip(listed, produced)}
                 columns = [(c, by_name.get(c.lower(), frozenset())) for c in table_cols]
             else:
@@ -423,7 +427,10 @@ class SqlExtractor:
             result.warnings.append(f"no schema for {name}: the columns its clauses leave as they are are unknown")
             result.confidence = min(result.confidence, UNCHECKED_CONFIDENCE)
         dataset = naming.from_location(info.location if info else None, table=name, mode=ROW_LEVEL_MODES[type(tree)])
-        return [self._document(index, sql, dataset, result, columns)]
+        whens = tree.args.get("whens")
+        writes = isinstance(tree, exp.Update) or any(
+            isinstance(w.args.get("then"), (exp.Update, exp.Insert)) for w in (whens.expressions if whens else []))
+        return [self._document(index, sql, dataset, result, columns, writes_values=writes)]
 
     def _directory(self, sql: str, index: int, m: re.Match[str]) -> list[StatementLineage]:
         path = m.group("path")
@@ -441,10 +448,14 @@ class SqlExtractor:
                                result.columns)]
 
     def _document(self, index: int, sql: str, target: Dataset | None, result: Result,
-                  columns: list[tuple[str, frozenset[Origin]]]) -> StatementLineage:
+                  columns: list[tuple[str, frozenset[Origin]]], writes_values: bool = True) -> StatementLineage:
+        """``writes_values``: False for a row-level write whose clauses only delete rows."""
         if self._unresolved:
             result.warnings.append(f"IDENTIFIER({', '.join(self._unresolved)}): the script gives the variable no "
                                    f"literal value, so what it names is unknown")
+            result.confidence = min(result.confidence, PARTIAL_CONFIDENCE)
+        if target is not None and not columns and writes_values:  # never silent: a write writes columns
+            result.warnings.append("the static extractor found no column this write writes")
             result.confidence = min(result.confidence, PARTIAL_CONFIDENCE)
         warnings = tuple(dict.fromkeys(result.warnings))
         return StatementLineage.of(
@@ -527,7 +538,8 @@ def _unparenthesized(query: exp.Expression | None) -> exp.Expression | None:
     while type(query) is exp.Subquery and not query.args.get("alias"):
         inner = query.this
         after = {k: v for k, v in query.args.items() if k != "this" and isinstance(v, exp.Expression)}
-        if after and not (isinstance(inner, exp.Select) and not any(inner.args.get(k) for k in after)):
+        takes = isinstance(inner, (exp.Select, exp.SetOperation)) and not any(inner.args.get(k) for k in after)
+        if after and not takes:
             inner = exp.select(exp.Star()).from_(exp.Subquery(this=inner, alias=exp.TableAlias(
                 this=exp.to_identifier("__query"))))
         for key, value in after.items():

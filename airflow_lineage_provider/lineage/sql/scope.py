@@ -76,9 +76,21 @@ class Resolver(Conditions, Pivots):
         for i, name in enumerate(names):
             if name == "*":
                 continue
-            self.result.columns.append((spark_names.get(i, name), self.resolve(self.root, name, i)))
+            try:
+                origins = self.resolve(self.root, name, i)
+            except RecursionError:
+                raise
+            except Exception as e:  # noqa: BLE001 - one column the extractor cannot read costs that column only
+                self.warn(f"column {spark_names.get(i, name)}: {_unreadable(self._projection(i), e)}")
+                origins = frozenset()
+            self.result.columns.append((spark_names.get(i, name), origins))
         for scope in self.root.traverse():
-            self.note_indirect(scope)
+            try:
+                self.note_indirect(scope)
+            except RecursionError:
+                raise
+            except Exception as e:  # noqa: BLE001 - nor do one query's conditions
+                self.warn(f"the conditions of a query: {_unreadable(scope.expression, e)}")
         self._finish_texts()
         if self._unknown_tables:
             self.warn(f"no schema for {', '.join(sorted(self._unknown_tables))}: columns taken as the query names "
@@ -138,8 +150,20 @@ class Resolver(Conditions, Pivots):
         out = {}
         for i, p in enumerate(scope.expression.expressions):
             if isinstance(p, exp.Alias) and p.alias.startswith("_col_") and _UNNAMED.fullmatch(p.alias):
-                out[i] = spark_name(p.this, self.sql)
+                try:
+                    out[i] = spark_name(p.this, self.sql)
+                except RecursionError:
+                    raise
+                except Exception as e:  # noqa: BLE001 - the column keeps qualify's name, and says why
+                    self.warn(f"column {p.alias}: the name Spark gives it is unknown: {_unreadable(p.this, e)}")
         return out
+
+    def _projection(self, position: int) -> exp.Expression | None:
+        scope = self.root
+        while scope is not None and isinstance(scope.expression, exp.SetOperation) and scope.set_operation_scopes:
+            scope = scope.set_operation_scopes[0]
+        items = scope.expression.expressions if scope is not None and isinstance(scope.expression, exp.Select) else []
+        return items[position] if position < len(items) else None
 
     # -- sources -----------------------------------------------------------------------------
 
@@ -491,7 +515,13 @@ class Resolver(Conditions, Pivots):
             if not placeholder.startswith("\x00"):
                 return placeholder
             if placeholder not in rendered:
-                rendered[placeholder] = render(self._pending[int(placeholder[1:])])
+                node = self._pending[int(placeholder[1:])]
+                try:
+                    rendered[placeholder] = render(node)
+                except RecursionError:
+                    raise
+                except Exception:  # noqa: BLE001 - an expression's text as sqlglot writes it, unparenthesized
+                    rendered[placeholder] = plain_sql(node)
             return rendered[placeholder]
 
         self.result.columns = [
@@ -499,6 +529,20 @@ class Resolver(Conditions, Pivots):
                              for o in origins))
             for name, origins in self.result.columns
         ]
+
+
+def _unreadable(node: exp.Expression | None, error: Exception) -> str:
+    """What the extractor could not read, as the user wrote it, and why (one line, never a traceback)."""
+    if isinstance(node, exp.Alias):
+        node = node.this
+    try:
+        text = render(node) if node is not None else ""
+    except Exception:  # noqa: BLE001 - the text is a courtesy
+        text = ""
+    text = " ".join(text.split())
+    text = text if len(text) <= 80 else text[:77] + "..."
+    what = f"the static extractor could not read `{text}`" if text else "the static extractor could not read it"
+    return f"{what} ({error.__class__.__name__}: {str(error).splitlines()[0] if str(error) else ''})"
 
 
 # Scopes that may read their parent's columns: a subquery in an expression (or a branch of one),
