@@ -498,6 +498,12 @@ class SqlExtractor:
         if ".*" in text or ". *" in text:
             self._expand_struct_stars(qualified)
         result = Resolver(self.catalog, self._sql, qualified, using).run()
+        if "*" in text and any(c.lower() not in names for c, _ in result.columns):
+            # A star brings columns up with the case the schema gives them (qualify's schema is lower case).
+            for table in qualified.find_all(exp.Table):
+                info = self.catalog.get(self._table_name(table))
+                for c, _ in info.columns if info is not None else ():
+                    names.setdefault(c.lower(), c)
         result.columns = [(names.get(c.lower(), c), o) for c, o in result.columns]
         return result
 

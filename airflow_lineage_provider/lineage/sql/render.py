@@ -249,9 +249,12 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
         return exp.Var(this=f"scalarsubquery({', '.join(_outer_columns(n))})")
     if isinstance(n, exp.Filter) and isinstance(n.expression, exp.Where):
         return exp.Var(this=f"{_text(n.this, sql)} FILTER (WHERE {_text(n.expression.this, sql)})")
-    if isinstance(n, exp.Cast) and isinstance(n.this, exp.Literal) and n.this.is_string \
-            and n.to.this in (exp.DataType.Type.DATE, exp.DataType.Type.TIMESTAMP):
-        return exp.Var(this=f"{n.to.this.value.upper()} '{n.this.this}'")  # a typed literal: DATE '2024-01-01'
+    if isinstance(n, exp.Cast) and isinstance(n.this, exp.Literal):  # a typed literal: DATE '2024-01-01', 10L
+        kind = plain_sql(n.to).upper()
+        if n.this.is_string and kind in ("DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ"):
+            return exp.Var(this=f"{kind} '{n.this.this}'")
+        if n.this.is_number:
+            return exp.Var(this=n.this.name)
     if isinstance(n, exp.Neg) and not (isinstance(n.this, exp.Literal) and n.this.is_number):
         return exp.Var(this=f"(- {_text(n.this, sql)})")
     if isinstance(n, exp.Not):
@@ -270,7 +273,7 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
         return exp.Var(this=f"(NOT {text})" if n.args.get("is_not") or n.args.get("negate") else text)
     if isinstance(n, exp.Between):
         return exp.Var(this=f"between({_text(n.this, sql)}, {_text(n.args['low'], sql)}, {_text(n.args['high'], sql)})")
-    if isinstance(n, exp.If):
+    if isinstance(n, exp.If) and not isinstance(n.parent, exp.Case):
         false = n.args.get("false")
         args = [n.this, n.args.get("true"), *([false] if false is not None else [exp.null()])]
         return exp.Var(this=f"(IF({', '.join(_text(a, sql) for a in args)}))")
@@ -281,14 +284,57 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
             branch.set("this", exp.EQ(this=subject.copy(), expression=branch.this))
     if isinstance(n, exp.Struct):
         return exp.Var(this=_struct_name(n, sql))
+    if isinstance(n, (exp.IgnoreNulls, exp.RespectNulls)):  # first/last name no null handling
+        return _pretty(n.this, sql)
+    if isinstance(n, exp.Cast) and not isinstance(n.this, exp.Column) and n.parent is None:
+        return exp.Var(this=f"CAST({_text(n.this, sql)} AS {plain_sql(n.to).upper()})")
+    if isinstance(n, exp.Interval) and isinstance(n.this, exp.Literal):
+        unit = re.sub(r"S$", "", plain_sql(n.args["unit"]).upper()) if n.args.get("unit") else ""  # DAYS: DAY
+        return exp.Var(this=f"INTERVAL '{n.this.name}' {unit}".rstrip())
+    if isinstance(n, exp.Add) and isinstance(n.expression, exp.Interval):  # TimeAdd: not in parentheses
+        return exp.Var(this=f"{_text(n.this, sql)} + {_text(n.expression, sql)}")
+    if isinstance(n, exp.Is):
+        return exp.Var(this=f"({_text(n.this, sql)} IS {_text(n.expression, sql).upper()})")
+    if isinstance(n, exp.NullSafeEQ):
+        return exp.Var(this=f"({_text(n.this, sql)} <=> {_text(n.expression, sql)})")
+    if isinstance(n, exp.RegexpLike):
+        return exp.Var(this=f"RLIKE({_text(n.this, sql)}, {_text(n.expression, sql)})")
+    if isinstance(n, exp.ILike):
+        return exp.Var(this=f"ilike({_text(n.this, sql)}, {_text(n.expression, sql)})")
+    if isinstance(n, exp.WithinGroup) and isinstance(n.expression, exp.Order):
+        fn = n.this
+        args = ", ".join(_text(a, sql) for a in fn.iter_expressions())
+        order = ", ".join(_text(o.this, sql) + (" DESC" if o.args.get("desc") else "")
+                          for o in n.expression.expressions)
+        return exp.Var(this=f"{_fname(fn)}({args}) WITHIN GROUP (ORDER BY {order})")
+    if isinstance(n, exp.Lambda):  # Spark writes a lambda's variables without their names
+        params = {p.name.lower() for p in n.expressions}
+        body = n.this
+        for c in list(body.find_all(exp.Column, exp.Identifier)):
+            if isinstance(c, exp.Identifier) and isinstance(c.parent, exp.Column):
+                continue
+            if not (isinstance(c, exp.Column) and c.table) and c.name.lower() in params:
+                if c is body:
+                    body = exp.Var(this="namedlambdavariable()")
+                else:
+                    c.replace(exp.Var(this="namedlambdavariable()"))
+        variables = ", ".join("namedlambdavariable()" for _ in n.expressions)
+        return exp.Var(this=f"lambdafunction({_text(body, sql)}, {variables})")
     for key, value in list(n.args.items()):
         if isinstance(value, exp.Expression):
             n.set(key, _pretty(value, sql))
         elif isinstance(value, list):
             n.set(key, [_pretty(v, sql) if isinstance(v, exp.Expression) else v for v in value])
-    if isinstance(n, exp.Substring) and "substring(" not in sql:
-        return exp.Anonymous(this="substr", expressions=[a for a in (n.this, n.args.get("start"), n.args.get("length"))
-                                                         if a is not None])
+    written = _written_name(n, sql)
+    if isinstance(n, exp.Substring):  # Spark fills in the length it defaults to
+        length = n.args.get("length") or exp.Literal.number(2147483647)
+        return exp.Anonymous(this="substring" if "substring(" in sql else "substr",
+                             expressions=[a for a in (n.this, n.args.get("start"), length) if a is not None])
+    if isinstance(n, exp.RegexpReplace) and n.args.get("position") is None:  # and the position
+        return exp.Anonymous(this="regexp_replace", expressions=[n.this, n.expression, n.args.get("replacement"),
+                                                                 exp.Literal.number(1)])
+    if written in _SPARK_ALIASES.get(type(n), ()):  # nvl(a, b) is Coalesce to sqlglot, nvl to Spark
+        return exp.Anonymous(this=written, expressions=list(n.iter_expressions()))
     if isinstance(n, exp.DPipe):  # Spark names ``a || b`` as the call it makes of it
         return exp.Anonymous(this="concat", expressions=[n.this, n.expression])
     if isinstance(n, exp.IntDiv):
@@ -299,6 +345,18 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
     if isinstance(n, _INFIX):
         return exp.Paren(this=n)
     return n
+
+
+# Spark functions sqlglot reads as another one's node, whose name Spark keeps as written (``FUNC_ALIAS``).
+_SPARK_ALIASES: dict[type, tuple[str, ...]] = {exp.Coalesce: ("nvl", "ifnull"), exp.Mod: ("mod",)}
+
+
+def _written_name(n: exp.Expression, sql: str) -> str:
+    """A function's name as the statement spells it (sqlglot keeps where its name token is)."""
+    meta = n.meta if n.meta else None
+    if not meta or "start" not in meta or "end" not in meta:
+        return ""
+    return sql[meta["start"]:meta["end"] + 1].lower()
 
 
 def _struct_name(n: exp.Struct, sql: str) -> str:

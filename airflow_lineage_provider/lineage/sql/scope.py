@@ -149,14 +149,29 @@ class Resolver(Conditions, Pivots):
             return {}
         out = {}
         for i, p in enumerate(scope.expression.expressions):
-            if isinstance(p, exp.Alias) and p.alias.startswith("_col_") and _UNNAMED.fullmatch(p.alias):
+            node = _unnamed(p) or self._unnamed_below(scope, p)
+            if node is not None:
                 try:
-                    out[i] = spark_name(p.this, self.sql)
+                    out[i] = spark_name(node, self.sql)
                 except RecursionError:
                     raise
                 except Exception as e:  # noqa: BLE001 - the column keeps qualify's name, and says why
                     self.warn(f"column {p.alias}: the name Spark gives it is unknown: {_unreadable(p.this, e)}")
         return out
+
+    def _unnamed_below(self, scope: Scope, p: exp.Expression, depth: int = 0) -> exp.Expression | None:
+        """``SELECT * FROM (SELECT sum(x) OVER (..) FROM t)``: a column a star brings up from a subquery
+        that left it unnamed is named as Spark named it there."""
+        column = p.this if isinstance(p, exp.Alias) else p
+        if depth > 20 or type(column) is not exp.Column or not _UNNAMED.fullmatch(column.name):
+            return None
+        src = self.sources(scope).get(column.table)
+        if src is None or src.kind != "scope" or not isinstance(src.node.expression, exp.Select):
+            return None
+        inner = self.projections(src.node).get(column.name)
+        if inner is None:
+            return None
+        return _unnamed(inner) or self._unnamed_below(src.node, inner, depth + 1)
 
     def _projection(self, position: int) -> exp.Expression | None:
         scope = self.root
@@ -529,6 +544,21 @@ class Resolver(Conditions, Pivots):
                              for o in origins))
             for name, origins in self.result.columns
         ]
+
+
+def _unnamed(p: exp.Expression) -> exp.Expression | None:
+    """The expression of a projection the query leaves unnamed, which qualify named ``_col_<i>`` (a
+    scalar subquery is named on itself) or after the literal a cast reads (Spark: ``DATE '2024-01-01'``,
+    ``CAST(1 AS INT)``); ``None`` for a projection with a name."""
+    if isinstance(p, exp.Subquery) and _UNNAMED.fullmatch(p.alias or ""):
+        return p
+    if not isinstance(p, exp.Alias):
+        return None
+    if p.alias.startswith("_col_") and _UNNAMED.fullmatch(p.alias):
+        return None if type(p.this) is exp.Column else p.this  # a column: named where it is made
+    if isinstance(p.this, exp.Cast) and isinstance(p.this.this, exp.Literal) and p.alias == p.this.this.name:
+        return p.this
+    return None
 
 
 def _unreadable(node: exp.Expression | None, error: Exception) -> str:
