@@ -492,6 +492,8 @@ class SqlExtractor:
             _expand_transforms(query)
         if any(name in text for name in _GENERATORS):
             _expand_generators(query, self._column_type)
+        if "range" in text or any(name in text for name in _GENERATORS):
+            _name_generator_relations(query, self._column_type)
         if _PARENTHESIZED_FROM.search(text):
             _flatten_joins(query)
         qualified, names, using = qualify(query, self._sql, self.catalog.database, self.schema())
@@ -648,6 +650,44 @@ def _expand_generators(query: exp.Expression, column_type: Callable[[exp.Column]
                 items.append(item)
         if changed:
             select.set("expressions", items)
+
+
+def _name_generator_relations(query: exp.Expression, column_type: Callable[[exp.Column], str | None]) -> None:
+    """``FROM t, LATERAL explode(tags)``, ``FROM range(3)``, ``LATERAL VIEW`` with no column names: the
+    columns Spark names (``col``; ``key``, ``value``; ``pos``; ``id``; ``c0``..; ``col0``..) become the
+    relation's column aliases, so that a ``*`` over it expands to them as Spark's does."""
+    for node in list(query.find_all(exp.Lateral, exp.Table)):
+        call = node.this
+        alias = node.args.get("alias")
+        if isinstance(call, exp.Identifier) or not isinstance(call, exp.Func) or (alias is not None and alias.columns):
+            continue
+        names = _generator_outputs(call, column_type)
+        if names:
+            node.set("alias", exp.TableAlias(this=alias.this if alias is not None else None,
+                                             columns=[exp.to_identifier(n) for n in names]))
+
+
+def _generator_outputs(call: exp.Expression, column_type: Callable[[exp.Column], str | None]) -> list[str]:
+    """The names Spark gives the columns of a generator or table function written without them."""
+    name = _generator_name(call)
+    args = list(call.expressions) if isinstance(call, exp.Anonymous) else [a for a in call.iter_expressions()]
+    if name == "range":
+        return ["id"]
+    if name in ("explode", "explode_outer", "posexplode", "posexplode_outer"):
+        first = args[0] if args else None
+        kind = column_type(first) if isinstance(first, exp.Column) else None
+        is_map = isinstance(first, (exp.Map, exp.VarMap)) or (isinstance(first, exp.Anonymous) and
+                                                             first.name.lower() == "map") \
+            or bool(kind and kind.strip().upper().startswith("MAP"))
+        return (["pos"] if name.startswith("pos") else []) + (["key", "value"] if is_map else ["col"])
+    if name in ("inline", "inline_outer"):
+        return _inline_fields(call, column_type)
+    if name == "json_tuple":
+        return [f"c{i}" for i in range(len(args) - 1)]
+    if name == "stack" and args and isinstance(args[0], exp.Literal) and args[0].is_int and int(args[0].name) > 0:
+        rows = int(args[0].name)
+        return [f"col{i}" for i in range(-(-(len(args) - 1) // rows))]
+    return []
 
 
 def _inline_fields(call: exp.Expression, column_type: Callable[[exp.Column], str | None]) -> list[str]:

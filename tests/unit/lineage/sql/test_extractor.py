@@ -514,3 +514,16 @@ def test_an_exception_inside_the_extractor_is_the_columns_warning_naming_what_it
     assert st.method == "sql" and st.confidence < 1
     assert st.warnings == ("column boom(cust): the static extractor could not read `boom(o.cust)` (ValueError: "
                            "cannot read this)",)
+
+
+@pytest.mark.parametrize("sql, names", [
+    ("SELECT * FROM g, LATERAL explode(tags)", ["id", "tags", "props", "col"]),
+    ("SELECT * FROM g, LATERAL explode(props)", ["id", "tags", "props", "key", "value"]),
+    ("SELECT * FROM g LATERAL VIEW posexplode(tags) t", ["id", "tags", "props", "pos", "col"]),
+    ("SELECT * FROM range(3)", ["id"]),
+    ("SELECT * FROM stack(2, 'a', 1, 'b', 2)", ["col0", "col1"]),
+    ("SELECT * FROM g, LATERAL json_tuple('{}', 'a', 'b')", ["id", "tags", "props", "c0", "c1"]),
+])
+def test_a_star_over_a_generator_expands_to_the_columns_spark_names(sql, names):
+    st = last("CREATE TABLE g (id INT, tags ARRAY<STRING>, props MAP<STRING, INT>) USING parquet;\n" + sql)
+    assert [c for c, _ in st.columns] == names and st.warnings == ()
