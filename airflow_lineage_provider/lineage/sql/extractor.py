@@ -208,9 +208,9 @@ class SqlExtractor:
                         partition_names.append(item.name)
             elif isinstance(p, exp.TemporaryProperty):
                 temporary = True
-        query = tree.expression
+        query = _unparenthesized(tree.expression)
         if kind == "VIEW":
-            if not isinstance(query, exp.Query):
+            if not isinstance(query, (exp.Query, exp.Values)):
                 return []
             result = self._lineage(query)
             cols = result.columns
@@ -222,7 +222,7 @@ class SqlExtractor:
                 return []  # a temporary view is not a dataset: lineage flows through it
             mode = "overwrite" if tree.args.get("replace") else "create"
             return [self._document(index, sql, naming.from_location(None, table=name, mode=mode), result, cols)]
-        if isinstance(query, exp.Query):
+        if isinstance(query, (exp.Query, exp.Values)):
             result = self._lineage(query)
             # Column types of a CTAS are not inferred: later casts of its columns count as transformations.
             self.catalog.put(TableInfo(name, [(c, "") for c, _ in result.columns], location=location))
@@ -483,9 +483,11 @@ class SqlExtractor:
 
     def _lineage(self, query: exp.Expression) -> Result:
         query = _unparenthesized(query)
-        if isinstance(query, exp.Values):
+        if isinstance(query, exp.Values):  # rows of literals: ``AS v(k, w)`` names them, else col1, col2, ...
             width = len(query.expressions[0].expressions) if query.expressions else 0
-            return Result([(f"col{i + 1}", frozenset()) for i in range(width)])
+            alias = query.args.get("alias")
+            given = [c.name for c in alias.columns] if alias is not None and alias.columns else []
+            return Result([(given[i] if i < len(given) else f"col{i + 1}", frozenset()) for i in range(width)])
         # Rewrites of rare constructs, each walk paid only when the statement's text can hold one.
         text = self._sql.lower()
         if "transform" in text:

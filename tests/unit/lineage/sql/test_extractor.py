@@ -527,3 +527,12 @@ def test_an_exception_inside_the_extractor_is_the_columns_warning_naming_what_it
 def test_a_star_over_a_generator_expands_to_the_columns_spark_names(sql, names):
     st = last("CREATE TABLE g (id INT, tags ARRAY<STRING>, props MAP<STRING, INT>) USING parquet;\n" + sql)
     assert [c for c, _ in st.columns] == names and st.warnings == ()
+
+
+def test_create_as_values_is_a_write_whose_columns_later_statements_read():
+    report = extract_script("CREATE TABLE v1 USING parquet AS VALUES (1, 'a') AS v(k, w);\n"
+                            "CREATE VIEW v2 AS (VALUES (1, 2));\nSELECT * FROM v1 JOIN v2 ON v1.k = v2.col1")
+    ctas, view, query = report.statements
+    assert [c for c, _ in ctas.columns] == ["k", "w"] and ctas.target.table == "spark_catalog.default.v1"
+    assert [c for c, _ in view.columns] == ["col1", "col2"] and view.warnings == ()
+    assert [c for c, _ in query.columns] == ["k", "w", "col1", "col2"] and query.warnings == ()
