@@ -317,4 +317,17 @@ STATIC_CASES: list[Case] = [
       setup="CREATE OR REPLACE TEMP VIEW st_v_tv AS VALUES (1, 'x') AS v(a, b)"),
     C("st_values_view_column_list", "CREATE OR REPLACE VIEW st_v_v2 (p, q) AS VALUES (1, 2)",
       {"p": set(), "q": set()}, set(), target="st_v_v2"),
+    # -- a star as a function's argument ---------------------------------------------------------------------
+    C("st_star_arg_struct", "SELECT struct(*) FROM dept",
+      {"struct(dept, dname, region)": {"dept.dept:T", "dept.dname:T", "dept.region:T"}}, set()),
+    C("st_star_arg_coalesce_qualified", "SELECT coalesce(d.*) FROM dept d JOIN emp e ON d.dept = e.dept",
+      {"coalesce(dept, dname, region)": {"dept.dept:T", "dept.dname:T", "dept.region:T"}}, {"dept.dept:JOIN", "emp.dept:JOIN"}),
+    C("st_star_arg_concat_ws_ctas", "CREATE TABLE IF NOT EXISTS st_sa_ctas USING parquet AS SELECT concat_ws(',', *) AS all_cols FROM dept",
+      {"all_cols": {"dept.dept:T", "dept.dname:T", "dept.region:T"}}, set(), target="st_sa_ctas"),
+    C("st_star_arg_hash_masks", "INSERT INTO out2 SELECT d.dname, hash(*) FROM dept d",
+      {"a": {"dept.dname:I"}, "b": {"dept.dept:T!", "dept.dname:T!", "dept.region:T!"}}, set(), target="out2"),
+    C("st_star_arg_array_in_cte", "WITH c AS (SELECT array(*) AS arr FROM (SELECT dname, region FROM dept)) SELECT arr FROM c",
+      {"arr": {"dept.dname:T", "dept.region:T"}}, set()),
+    C("st_star_arg_array_two_tables", "SELECT e.name, array(d.*) FROM emp e JOIN dept d ON e.dept = d.dept",
+      {"name": {"emp.name:I"}, "array(dept, dname, region)": {"dept.dept:T", "dept.dname:T", "dept.region:T"}}, {"dept.dept:JOIN", "emp.dept:JOIN"}),
 ]

@@ -96,6 +96,7 @@ class SqlExtractor:
         self._schema_version = -1
         self._sql = ""
         self.variables: dict[str, str | None] = {}  # session variables: name -> value (a string literal)
+        self._notes: list[str] = []  # what a rewrite before qualify could not read, for the statement's warnings
         self._unresolved: list[str] = []  # variables of the statement's IDENTIFIER(...) with no known value
 
     # -- scripts and statements ------------------------------------------------------------------
@@ -390,6 +391,59 @@ class SqlExtractor:
                     items.append(p)
             select.set("expressions", items)
 
+    def _expand_star_arguments(self, query: exp.Expression) -> None:
+        """``struct(*)``, ``coalesce(t.*)``, ``concat_ws(',', *)``: Spark passes every column of the FROM
+        clause (of ``t``) as arguments, in order; read from the schema of the tables the select reads.
+        Over a relation whose columns the text does not give, the call is left as written (and the
+        resolver says the star is not expanded)."""
+        for star in list(query.find_all(exp.Star)):
+            holder = star.parent if isinstance(star.parent, exp.Column) else star
+            call = holder.parent
+            if not isinstance(call, exp.Func) or isinstance(call, exp.Count) or holder.arg_key != "expressions" \
+                    and not isinstance(call, exp.Anonymous) and holder.arg_key != "this":
+                continue
+            select = call.find_ancestor(exp.Select)
+            if select is None:
+                continue
+            wanted = holder.table if isinstance(holder, exp.Column) else ""
+            columns = self._from_columns(select, wanted)
+            if columns is None:
+                self._notes.append(f"{_generator_name(call)}({wanted + '.' if wanted else ''}*): the star is not "
+                                   f"expanded (no known schema for what the select reads); its columns are missing")
+                continue
+            args = list(call.expressions) if holder.arg_key == "expressions" else [holder]
+            at = next(i for i, a in enumerate(args) if a is holder)
+            expanded = args[:at] + columns + args[at + 1:]
+            if holder.arg_key == "expressions":
+                call.set("expressions", expanded)
+            else:  # a function whose first argument is its own slot (coalesce(*)): the rest follow it
+                call.set("this", expanded[0])
+                call.set("expressions", expanded[1:] + list(call.expressions))
+
+    def _from_columns(self, select: exp.Select, wanted: str) -> list[exp.Expression] | None:
+        """The columns of the tables a select reads (of ``wanted`` only, when given), qualified;
+        ``None`` when one of them is not a table of known schema."""
+        frm = select.args.get("from_") or select.args.get("from")
+        relations = ([frm.this] if frm is not None else []) + [j.this for j in select.args.get("joins") or []]
+        out: list[exp.Expression] = []
+        for relation in relations:
+            name = relation.alias_or_name
+            if wanted and name.lower() != wanted.lower():
+                continue
+            if isinstance(relation, exp.Subquery) and isinstance(relation.this, exp.Select):
+                names = [p.alias_or_name for p in relation.this.expressions]
+                if not all(names) or "*" in names:
+                    return None
+            elif isinstance(relation, exp.Table) and isinstance(relation.this, exp.Identifier):
+                info = self.catalog.get(self._table_name(relation))
+                if info is None or not info.columns:
+                    return None
+                names = info.names
+            else:
+                return None
+            out.extend(exp.column(c, table=name) if name else exp.column(c) for c in names)
+        return out or None
+
     def _column_type(self, column: exp.Column) -> str | None:
         """The schema's type of a column of a table its SELECT reads (by its qualifier, else the one
         table that has it), before qualification: what a generator of a column makes depends on it."""
@@ -498,10 +552,16 @@ class SqlExtractor:
             _name_generator_relations(query, self._column_type)
         if _PARENTHESIZED_FROM.search(text):
             _flatten_joins(query)
+        self._notes = []
+        if _STAR_ARGUMENT.search(text):
+            self._expand_star_arguments(query)
         qualified, names, using = qualify(query, self._sql, self.catalog.database, self.schema())
         if ".*" in text or ". *" in text:
             self._expand_struct_stars(qualified)
         result = Resolver(self.catalog, self._sql, qualified, using).run()
+        if self._notes:
+            result.warnings.extend(self._notes)
+            result.confidence = min(result.confidence, PARTIAL_CONFIDENCE)
         if "*" in text and any(c.lower() not in names for c, _ in result.columns):
             # A star brings columns up with the case the schema gives them (qualify's schema is lower case).
             for table in qualified.find_all(exp.Table):
@@ -558,6 +618,8 @@ def _unparenthesized(query: exp.Expression | None) -> exp.Expression | None:
     return query
 
 
+# ``f(*)`` / ``f(x, t.*)`` other than count(*): a star as a function's argument.
+_STAR_ARGUMENT = re.compile(r"(?<!count)\((?:[^()]*,)?\s*(?:\w+\.)?\*\s*[,)]")
 # ``FROM (`` / ``JOIN (`` opening something other than a query: perhaps a join in parentheses.
 _PARENTHESIZED_FROM = re.compile(r"\b(?:from|join)\s*\(\s*(?:\(|(?!(?:select|with|values|from|table)\b)\w)")
 

@@ -536,3 +536,12 @@ def test_create_as_values_is_a_write_whose_columns_later_statements_read():
     assert [c for c, _ in ctas.columns] == ["k", "w"] and ctas.target.table == "spark_catalog.default.v1"
     assert [c for c, _ in view.columns] == ["col1", "col2"] and view.warnings == ()
     assert [c for c, _ in query.columns] == ["k", "w", "col1", "col2"] and query.warnings == ()
+
+
+def test_a_star_as_a_function_argument_passes_every_column_of_the_from_clause():
+    ddl = "CREATE TABLE e (id INT, n STRING) USING parquet;\nCREATE TABLE d (k INT, v STRING) USING parquet;\n"
+    st = last(ddl + "SELECT struct(*), concat_ws(',', e.*), count(*) FROM e JOIN d ON e.id = d.k")
+    assert short(st) == {"struct(id, n, k, v)": {"e.id:T", "e.n:T", "d.k:T", "d.v:T"},
+                         "concat_ws(,, id, n)": {"e.id:T", "e.n:T"}, "count(1)": set()} and st.warnings == ()
+    st = last(ddl + "SELECT hash(*) FROM nowhere")
+    assert st.confidence < 1 and any(w.startswith("hash(*): the star is not expanded") for w in st.warnings)
