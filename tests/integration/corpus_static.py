@@ -330,4 +330,17 @@ STATIC_CASES: list[Case] = [
       {"arr": {"dept.dname:T", "dept.region:T"}}, set()),
     C("st_star_arg_array_two_tables", "SELECT e.name, array(d.*) FROM emp e JOIN dept d ON e.dept = d.dept",
       {"name": {"emp.name:I"}, "array(dept, dname, region)": {"dept.dept:T", "dept.dname:T", "dept.region:T"}}, {"dept.dept:JOIN", "emp.dept:JOIN"}),
+    # -- column alias lists of relations ---------------------------------------------------------------------
+    C("st_alias_list_table", "SELECT x.a, b FROM dept AS x(a, b, c)",
+      {"a": {"dept.dept:I"}, "b": {"dept.dname:I"}}, set()),
+    C("st_alias_list_join_both", "SELECT x.a, y.n FROM dept x(a, b, c) JOIN emp y(i, n, d, s, t, ts, m, ag) ON x.a = y.d",
+      {"a": {"dept.dept:I"}, "n": {"emp.name:I"}}, {"dept.dept:JOIN", "emp.dept:JOIN"}),
+    C("st_alias_list_lateral", "SELECT e.name, s.p FROM emp e, LATERAL (SELECT e.salary + 1, e.dept) s(p, q)",
+      {"name": {"emp.name:I"}, "p": {"emp.salary:T"}}, set()),
+    C("st_alias_list_ctas_star", "CREATE TABLE IF NOT EXISTS st_al_ctas USING parquet AS SELECT * FROM dept AS x(a, b, c)",
+      {"a": {"dept.dept:I"}, "b": {"dept.dname:I"}, "c": {"dept.region:I"}}, set(), target="st_al_ctas"),
+    C("st_alias_list_insert_cte", "WITH w AS (SELECT k, n FROM dept AS z(k, n, r) WHERE r = 'x') INSERT INTO out2 SELECT n, 1.0 FROM w",
+      {"a": {"dept.dname:I"}, "b": set()}, {"dept.region:FILTER"}, target="out2"),
+    C("st_alias_list_derived_and_lateral", "SELECT t.a, s.u FROM (SELECT name, dept FROM emp) t(a, b), LATERAL (SELECT upper(t.b)) s(u)",
+      {"a": {"emp.name:I"}, "u": {"emp.dept:T"}}, set()),
 ]

@@ -420,6 +420,32 @@ class SqlExtractor:
                 call.set("this", expanded[0])
                 call.set("expressions", expanded[1:] + list(call.expressions))
 
+    def _apply_alias_lists(self, query: exp.Expression) -> None:
+        """``FROM t AS x(a, b)``, ``LATERAL (SELECT ..) s(p, q)``: the list renames the relation's columns in
+        order. A table becomes ``(SELECT c1 AS a, c2 AS b FROM t) AS x`` (its schema gives c1, c2); a
+        lateral subquery's projections take the names. Else left to qualify."""
+        for alias in list(query.find_all(exp.TableAlias)):
+            names = [c.name for c in alias.columns]
+            relation = alias.parent
+            if not names or alias.arg_key != "alias":
+                continue
+            if isinstance(relation, exp.Table) and isinstance(relation.this, exp.Identifier):
+                info = self.catalog.get(self._table_name(relation))
+                if info is None or len(info.names) != len(names):
+                    continue
+                bare = relation.copy()
+                bare.set("alias", None)
+                body = exp.select(*(exp.alias_(exp.column(c), n) for c, n in zip(info.names, names))).from_(bare)
+                relation.replace(exp.Subquery(this=body, alias=exp.TableAlias(this=alias.this)))
+            elif isinstance(relation, exp.Lateral) and isinstance(relation.this, exp.Subquery) \
+                    and isinstance(relation.this.this, exp.Select):
+                select = relation.this.this
+                if len(select.expressions) != len(names) or any(isinstance(p, exp.Star) for p in select.expressions):
+                    continue
+                select.set("expressions", [exp.alias_(p.this if isinstance(p, exp.Alias) else p, n)
+                                           for p, n in zip(select.expressions, names)])
+                alias.set("columns", None)
+
     def _from_columns(self, select: exp.Select, wanted: str) -> list[exp.Expression] | None:
         """The columns of the tables a select reads (of ``wanted`` only, when given), qualified;
         ``None`` when one of them is not a table of known schema."""
@@ -553,6 +579,8 @@ class SqlExtractor:
         if _PARENTHESIZED_FROM.search(text):
             _flatten_joins(query)
         self._notes = []
+        if _ALIAS_LIST.search(text):
+            self._apply_alias_lists(query)
         if _STAR_ARGUMENT.search(text):
             self._expand_star_arguments(query)
         qualified, names, using = qualify(query, self._sql, self.catalog.database, self.schema())
@@ -618,6 +646,9 @@ def _unparenthesized(query: exp.Expression | None) -> exp.Expression | None:
     return query
 
 
+# ``name(a, b)`` after a relation: perhaps a list of column aliases (not IN (...), OVER (...), ...).
+_ALIAS_LIST = re.compile(r"(?:(?:\bfrom|\bjoin|,)\s*[\w.`]+|\))\s+(?:as\s+)?(?!(?:over|using|on|filter|within)\b)"
+                         r"\w+\s*\(\s*\w+(?:\s*,\s*\w+)*\s*\)")
 # ``f(*)`` / ``f(x, t.*)`` other than count(*): a star as a function's argument.
 _STAR_ARGUMENT = re.compile(r"(?<!count)\((?:[^()]*,)?\s*(?:\w+\.)?\*\s*[,)]")
 # ``FROM (`` / ``JOIN (`` opening something other than a query: perhaps a join in parentheses.

@@ -545,3 +545,11 @@ def test_a_star_as_a_function_argument_passes_every_column_of_the_from_clause():
                          "concat_ws(,, id, n)": {"e.id:T", "e.n:T"}, "count(1)": set()} and st.warnings == ()
     st = last(ddl + "SELECT hash(*) FROM nowhere")
     assert st.confidence < 1 and any(w.startswith("hash(*): the star is not expanded") for w in st.warnings)
+
+
+def test_a_column_alias_list_renames_a_relations_columns_in_order():
+    ddl = "CREATE TABLE d (k INT, v STRING) USING parquet;\n"
+    st = last(ddl + "SELECT x.a, b FROM d AS x(a, b)")
+    assert short(st) == {"a": {"d.k:I"}, "b": {"d.v:I"}} and st.warnings == ()
+    st = last(ddl + "SELECT s.p FROM d, LATERAL (SELECT k + 1, v) s(p, q)")
+    assert short(st) == {"p": {"d.k:T"}} and st.warnings == ()
