@@ -590,7 +590,7 @@ class SqlExtractor:
         if self._notes:
             result.warnings.extend(self._notes)
             result.confidence = min(result.confidence, PARTIAL_CONFIDENCE)
-        if "*" in text and any(c.lower() not in names for c, _ in result.columns):
+        if "*" in text and _STAR_PROJECTION.search(text) and any(c.lower() not in names for c, _ in result.columns):
             # A star brings columns up with the case the schema gives them (qualify's schema is lower case).
             for table in qualified.find_all(exp.Table):
                 info = self.catalog.get(self._table_name(table))
@@ -649,6 +649,8 @@ def _unparenthesized(query: exp.Expression | None) -> exp.Expression | None:
 # ``name(a, b)`` after a relation: perhaps a list of column aliases (not IN (...), OVER (...), ...).
 _ALIAS_LIST = re.compile(r"(?:(?:\bfrom|\bjoin|,)\s*[\w.`]+|\))\s+(?:as\s+)?(?!(?:over|using|on|filter|within)\b)"
                          r"\w+\s*\(\s*\w+(?:\s*,\s*\w+)*\s*\)")
+# ``SELECT *``, ``, t.*``: a star in a select list (not ``count(*)``).
+_STAR_PROJECTION = re.compile(r"(?:\bselect(?:\s+distinct)?|,)\s*(?:[\w`]+\.)?\*")
 # ``f(*)`` / ``f(x, t.*)`` other than count(*): a star as a function's argument.
 _STAR_ARGUMENT = re.compile(r"(?<!count)\((?:[^()]*,)?\s*(?:\w+\.)?\*\s*[,)]")
 # ``FROM (`` / ``JOIN (`` opening something other than a query: perhaps a join in parentheses.

@@ -163,7 +163,7 @@ class Resolver(Conditions, Pivots):
         """``SELECT * FROM (SELECT sum(x) OVER (..) FROM t)``: a column a star brings up from a subquery
         that left it unnamed is named as Spark named it there."""
         column = p.this if isinstance(p, exp.Alias) else p
-        if depth > 20 or type(column) is not exp.Column or not _UNNAMED.fullmatch(column.name):
+        if type(column) is not exp.Column or depth > 20 or not _UNNAMED.fullmatch(column.name):
             return None
         src = self.sources(scope).get(column.table)
         if src is None or src.kind != "scope" or not isinstance(src.node.expression, exp.Select):
