@@ -343,4 +343,15 @@ STATIC_CASES: list[Case] = [
       {"a": {"dept.dname:I"}, "b": set()}, {"dept.region:FILTER"}, target="out2"),
     C("st_alias_list_derived_and_lateral", "SELECT t.a, s.u FROM (SELECT name, dept FROM emp) t(a, b), LATERAL (SELECT upper(t.b)) s(u)",
       {"a": {"emp.name:I"}, "u": {"emp.dept:T"}}, set()),
+    # -- struct stars with EXCEPT ----------------------------------------------------------------------------
+    C("st_struct_star_except", "SELECT info.* EXCEPT (zip) FROM cust",
+      {"city": {"cust.info.city:I"}, "geo": {"cust.info.geo:I"}}, set()),
+    C("st_struct_star_except_two_qualified", "SELECT c.info.* EXCEPT (zip, geo) FROM cust c",
+      {"city": {"cust.info.city:I"}}, set()),
+    C("st_struct_star_except_ctas", "CREATE TABLE IF NOT EXISTS st_x_ctas USING parquet AS SELECT id, info.* EXCEPT (geo) FROM cust",
+      {"id": {"cust.id:I"}, "city": {"cust.info.city:I"}, "zip": {"cust.info.zip:I"}}, set(), target="st_x_ctas"),
+    C("st_struct_star_except_in_subquery", "SELECT t.city FROM (SELECT info.* EXCEPT (zip) FROM cust) t",
+      {"city": {"cust.info.city:I"}}, set()),
+    C("st_struct_star_except_view", "CREATE OR REPLACE VIEW st_x_v AS SELECT name, info.* EXCEPT (city, zip) FROM cust",
+      {"name": {"cust.name:I"}, "geo": {"cust.info.geo:I"}}, set(), target="st_x_v"),
 ]

@@ -385,8 +385,10 @@ class SqlExtractor:
                     found = info.lookup(base.name) if info is not None else None
                     fields = _struct_fields(found[1]) if found else []
                 if fields:
+                    # ``info.* EXCEPT (zip)``: the fields left out are no columns.
+                    left_out = {e.name.lower() for e in p.expression.args.get("except_") or []}
                     items.extend(exp.alias_(exp.Dot(this=base.copy(), expression=exp.to_identifier(f)), f)
-                                 for f in fields)
+                                 for f in fields if f.lower() not in left_out)
                 else:
                     items.append(p)
             select.set("expressions", items)

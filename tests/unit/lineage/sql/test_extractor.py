@@ -553,3 +553,9 @@ def test_a_column_alias_list_renames_a_relations_columns_in_order():
     assert short(st) == {"a": {"d.k:I"}, "b": {"d.v:I"}} and st.warnings == ()
     st = last(ddl + "SELECT s.p FROM d, LATERAL (SELECT k + 1, v) s(p, q)")
     assert short(st) == {"p": {"d.k:T"}} and st.warnings == ()
+
+
+def test_a_struct_star_with_except_leaves_those_fields_out():
+    st = last("CREATE TABLE c (id INT, info STRUCT<city: STRING, zip: STRING, geo: STRUCT<lat: DOUBLE>>) USING parquet;\n"
+              "SELECT x.info.* EXCEPT (zip) FROM c x")
+    assert short(st) == {"city": {"c.info.city:I"}, "geo": {"c.info.geo:I"}} and st.warnings == ()
