@@ -193,7 +193,7 @@ def test_diff_of_two_documents_says_what_changed_and_exits_1(tmp_path):
 
 
 DEEP = ("CREATE TABLE deep (a INT) USING parquet;\nCREATE TABLE deep_out (a INT) USING parquet;\n"
-        "INSERT INTO deep_out SELECT " + "(a + " * 400 + "a" + ")" * 400 + " FROM deep;\n")
+        "INSERT INTO deep_out SELECT " + "(a + " * 1000 + "a" + ")" * 1000 + " FROM deep;\n")
 NESTED = ("static extraction failed: the statement is nested too deep for the static extractor (RecursionError: "
           "maximum recursion depth exceeded)")
 

@@ -97,6 +97,9 @@ class SqlExtractor:
         self._schema: MappingSchema | None = None
         self._schema_version = -1
         self._sql = ""
+        self.variables: dict[str, str | None] = {}  # session variables: name -> value (a string literal)
+        self._notes: list[str] = []  # what a rewrite before qualify could not read, for the statement's warnings
+        self._unresolved: list[str] = []  # variables of the statement's IDENTIFIER(...) with no known value
 
     # -- scripts and statements ------------------------------------------------------------------
 
@@ -136,11 +139,14 @@ class SqlExtractor:
         if _SCRIPTING_BLOCK.match(sql):
             return [_none(index, sql, "a SQL scripting block (BEGIN ... END) is not read by the static extractor: its "
                                       "writes depend on its variables and control flow, and are known when it runs")]
-        text, directories = _multi_insert_directories(_resolve_identifiers(sql))
+        text, directories = _multi_insert_directories(self._resolve_identifiers(sql))
         try:
             tree = sqlglot.parse_one(text, dialect=SPARK_DIALECT)
         except SqlglotError as e:
             return [_none(index, sql, _parse_failed(e))]
+        if isinstance(tree, (exp.Declare, exp.Set)):
+            self._variables(tree)
+            return []
         if isinstance(tree, exp.Use):
             name = tree.this.name if tree.this is not None else ""
             if name and (tree.args.get("kind") is None or str(tree.args.get("kind")).upper() in ("DATABASE", "SCHEMA")):
@@ -217,9 +223,9 @@ class SqlExtractor:
                         partition_names.append(item.name)
             elif isinstance(p, exp.TemporaryProperty):
                 temporary = True
-        query = tree.expression
+        query = _unparenthesized(tree.expression)
         if kind == "VIEW":
-            if not isinstance(query, exp.Query):
+            if not isinstance(query, (exp.Query, exp.Values)):
                 return []
             result = self._lineage(query)
             cols = result.columns
@@ -231,7 +237,7 @@ class SqlExtractor:
                 return []  # a temporary view is not a dataset: lineage flows through it
             mode = "overwrite" if tree.args.get("replace") else "create"
             return [self._document(index, sql, naming.from_location(None, table=name, mode=mode), result, cols)]
-        if isinstance(query, exp.Query):
+        if isinstance(query, (exp.Query, exp.Values)):
             result = self._lineage(query)
             # Column types of a CTAS are not inferred: later casts of its columns count as transformations.
             self.catalog.put(TableInfo(name, [(c, "") for c, _ in result.columns], location=location))
@@ -280,7 +286,7 @@ class SqlExtractor:
         if isinstance(target, exp.Schema):
             listed = [e.name for e in target.expressions]
             target = target.this
-        query = _with_outer_ctes(tree, tree.expression)
+        query = _with_outer_ctes(tree, _unparenthesized(tree.expression))
         if directories and isinstance(target, exp.Table) and target.name in directories and query is not None:
             result = self._lineage(query)
             dataset = naming.from_location(directories[target.name], table=None, mode="overwrite")
@@ -304,6 +310,10 @@ class SqlExtractor:
                 by_name = {c.lower(): o for c, o in produced}
                 columns = [(c, by_name.get(c.lower(), frozenset())) for c in table_cols]
             elif listed:
+                if len(listed) != len(produced):
+                    result.warnings.append(f"INSERT INTO {name}: the query gives {len(produced)} columns, the "
+                                           f"column list names {len(listed)}")
+                    result.confidence = min(result.confidence, PARTIAL_CONFIDENCE)
                 by_name = {c.lower(): o for c, (_, o) in zip(listed, produced)}
                 columns = [(c, by_name.get(c.lower(), frozenset())) for c in table_cols]
             else:
@@ -348,6 +358,50 @@ class SqlExtractor:
             found.extend(self._insert(insert, sql, index, directories))
         return found
 
+    def _resolve_identifiers(self, sql: str) -> str:
+        """``IDENTIFIER('db.t')``, ``IDENTIFIER(var)``, ``IDENTIFIER('db.' || var)``: the name it
+        makes, written out before sqlglot reads the statement (it takes ``INSERT INTO IDENTIFIER('t')``
+        for a table named ``identifier`` with a column list). A variable the script gives no literal
+        value is noted: the statement then says it cannot tell what the name is."""
+        self._unresolved = []
+        if "identifier" not in sql.lower():
+            return sql
+
+        def name(m: re.Match[str]) -> str:
+            text = ""
+            for part in _IDENTIFIER_PART.finditer(m.group(1)):
+                if part.group(1):
+                    text += part.group(1)[1:-1]
+                    continue
+                value = self.variables.get(_SESSION.sub("", part.group(2)).lower())
+                if value is None:
+                    self._unresolved.append(part.group(2))
+                    return m.group(0)
+                text += value
+            return text if _PLAIN_NAME.match(text) else "`" + text.replace("`", "``") + "`"
+
+        return _IDENTIFIER.sub(name, sql)
+
+    def _variables(self, tree: exp.Expression) -> None:
+        """``DECLARE [VARIABLE] v STRING DEFAULT 'x'``, ``SET VAR v = 'x'``: a session variable's value
+        when the script gives it as a string literal (what ``IDENTIFIER(v)`` names); else unknown."""
+        if isinstance(tree, exp.Declare):
+            for item in tree.expressions:
+                default = item.args.get("default")
+                value = default.this if isinstance(default, exp.Literal) and default.is_string else None
+                names = item.this if isinstance(item.this, list) else [item.this]
+                for n in names:
+                    if isinstance(n, exp.Expression):
+                        self.variables[n.name.lower()] = value
+            return
+        for item in tree.expressions:
+            if isinstance(item, exp.SetItem) and str(item.args.get("kind") or "").upper() == "VARIABLE" \
+                    and isinstance(item.this, exp.EQ):
+                target, value = item.this.this, item.this.expression
+                known = value.this if isinstance(value, exp.Literal) and value.is_string else None
+                for n in target.expressions if isinstance(target, exp.Tuple) else [target]:
+                    self.variables[_SESSION.sub("", n.sql(DIALECT)).lower()] = known
+
     def _execute_immediate(self, sql: str, index: int, m: re.Match[str]) -> list[StatementLineage]:
         """``EXECUTE IMMEDIATE 'stmt' [USING ...]``: the lineage of the statement it runs, its parameters
         being values (no source column). A statement held in a variable is known only when it runs."""
@@ -376,14 +430,95 @@ class SqlExtractor:
                     found = info.lookup(base.name) if info is not None else None
                     fields = _struct_fields(found[1]) if found else []
                 if fields:
+                    # ``info.* EXCEPT (zip)``: the fields left out are no columns.
+                    left_out = {e.name.lower() for e in p.expression.args.get("except_") or []}
                     items.extend(exp.alias_(exp.Dot(this=base.copy(), expression=exp.to_identifier(f)), f)
-                                 for f in fields)
+                                 for f in fields if f.lower() not in left_out)
                 else:
                     items.append(p)
             select.set("expressions", items)
 
     def _table_function(self, parts: list[str]) -> TableFunction | None:
         return self.catalog.functions.get(self.catalog.full_name(parts))
+
+    def _expand_star_arguments(self, query: exp.Expression) -> None:
+        """``struct(*)``, ``coalesce(t.*)``, ``concat_ws(',', *)``: Spark passes every column of the FROM
+        clause (of ``t``) as arguments, in order; read from the schema of the tables the select reads.
+        Over a relation whose columns the text does not give, the call is left as written (and the
+        resolver says the star is not expanded)."""
+        for star in list(query.find_all(exp.Star)):
+            holder = star.parent if isinstance(star.parent, exp.Column) else star
+            call = holder.parent
+            if not isinstance(call, exp.Func) or isinstance(call, exp.Count) or holder.arg_key != "expressions" \
+                    and not isinstance(call, exp.Anonymous) and holder.arg_key != "this":
+                continue
+            select = call.find_ancestor(exp.Select)
+            if select is None:
+                continue
+            wanted = holder.table if isinstance(holder, exp.Column) else ""
+            columns = self._from_columns(select, wanted)
+            if columns is None:
+                self._notes.append(f"{_generator_name(call)}({wanted + '.' if wanted else ''}*): the star is not "
+                                   f"expanded (no known schema for what the select reads); its columns are missing")
+                continue
+            args = list(call.expressions) if holder.arg_key == "expressions" else [holder]
+            at = next(i for i, a in enumerate(args) if a is holder)
+            expanded = args[:at] + columns + args[at + 1:]
+            if holder.arg_key == "expressions":
+                call.set("expressions", expanded)
+            else:  # a function whose first argument is its own slot (coalesce(*)): the rest follow it
+                call.set("this", expanded[0])
+                call.set("expressions", expanded[1:] + list(call.expressions))
+
+    def _apply_alias_lists(self, query: exp.Expression) -> None:
+        """``FROM t AS x(a, b)``, ``LATERAL (SELECT ..) s(p, q)``: the list renames the relation's columns in
+        order. A table becomes ``(SELECT c1 AS a, c2 AS b FROM t) AS x`` (its schema gives c1, c2); a
+        lateral subquery's projections take the names. Else left to qualify."""
+        for alias in list(query.find_all(exp.TableAlias)):
+            names = [c.name for c in alias.columns]
+            relation = alias.parent
+            if not names or alias.arg_key != "alias":
+                continue
+            if isinstance(relation, exp.Table) and isinstance(relation.this, exp.Identifier):
+                info = self.catalog.get(self._table_name(relation))
+                if info is None or len(info.names) != len(names):
+                    continue
+                bare = relation.copy()
+                bare.set("alias", None)
+                body = exp.select(*(exp.alias_(exp.column(c), n) for c, n in zip(info.names, names))).from_(bare)
+                relation.replace(exp.Subquery(this=body, alias=exp.TableAlias(this=alias.this)))
+            elif isinstance(relation, exp.Lateral) and isinstance(relation.this, exp.Subquery) \
+                    and isinstance(relation.this.this, exp.Select):
+                select = relation.this.this
+                if len(select.expressions) != len(names) or any(isinstance(p, exp.Star) for p in select.expressions):
+                    continue
+                select.set("expressions", [exp.alias_(p.this if isinstance(p, exp.Alias) else p, n)
+                                           for p, n in zip(select.expressions, names)])
+                alias.set("columns", None)
+
+    def _from_columns(self, select: exp.Select, wanted: str) -> list[exp.Expression] | None:
+        """The columns of the tables a select reads (of ``wanted`` only, when given), qualified;
+        ``None`` when one of them is not a table of known schema."""
+        frm = select.args.get("from_") or select.args.get("from")
+        relations = ([frm.this] if frm is not None else []) + [j.this for j in select.args.get("joins") or []]
+        out: list[exp.Expression] = []
+        for relation in relations:
+            name = relation.alias_or_name
+            if wanted and name.lower() != wanted.lower():
+                continue
+            if isinstance(relation, exp.Subquery) and isinstance(relation.this, exp.Select):
+                names = [p.alias_or_name for p in relation.this.expressions]
+                if not all(names) or "*" in names:
+                    return None
+            elif isinstance(relation, exp.Table) and isinstance(relation.this, exp.Identifier):
+                info = self.catalog.get(self._table_name(relation))
+                if info is None or not info.columns:
+                    return None
+                names = info.names
+            else:
+                return None
+            out.extend(exp.column(c, table=name) if name else exp.column(c) for c in names)
+        return out or None
 
     def _column_type(self, column: exp.Column) -> str | None:
         """The schema's type of a column of a table its SELECT reads (by its qualifier, else the one
@@ -422,7 +557,10 @@ class SqlExtractor:
             result.warnings.append(f"no schema for {name}: the columns its clauses leave as they are are unknown")
             result.confidence = min(result.confidence, UNCHECKED_CONFIDENCE)
         dataset = naming.from_location(info.location if info else None, table=name, mode=ROW_LEVEL_MODES[type(tree)])
-        return [self._document(index, sql, dataset, result, columns)]
+        whens = tree.args.get("whens")
+        writes = isinstance(tree, exp.Update) or any(
+            isinstance(w.args.get("then"), (exp.Update, exp.Insert)) for w in (whens.expressions if whens else []))
+        return [self._document(index, sql, dataset, result, columns, writes_values=writes)]
 
     def _directory(self, sql: str, index: int, m: re.Match[str]) -> list[StatementLineage]:
         path = _directory_path(m)
@@ -435,7 +573,15 @@ class SqlExtractor:
                                result.columns)]
 
     def _document(self, index: int, sql: str, target: Dataset | None, result: Result,
-                  columns: list[tuple[str, frozenset[Origin]]]) -> StatementLineage:
+                  columns: list[tuple[str, frozenset[Origin]]], writes_values: bool = True) -> StatementLineage:
+        """``writes_values``: False for a row-level write whose clauses only delete rows."""
+        if self._unresolved:
+            result.warnings.append(f"IDENTIFIER({', '.join(self._unresolved)}): the script gives the variable no "
+                                   f"literal value, so what it names is unknown")
+            result.confidence = min(result.confidence, PARTIAL_CONFIDENCE)
+        if target is not None and not columns and writes_values:  # never silent: a write writes columns
+            result.warnings.append("the static extractor found no column this write writes")
+            result.confidence = min(result.confidence, PARTIAL_CONFIDENCE)
         warnings = tuple(dict.fromkeys(result.warnings))
         return StatementLineage.of(
             index=index, sql=sql, method="sql", confidence=result.confidence if warnings else 1.0, target=target,
@@ -461,9 +607,12 @@ class SqlExtractor:
         return self._schema
 
     def _lineage(self, query: exp.Expression) -> Result:
-        if isinstance(query, exp.Values):
+        query = _unparenthesized(query)
+        if isinstance(query, exp.Values):  # rows of literals: ``AS v(k, w)`` names them, else col1, col2, ...
             width = len(query.expressions[0].expressions) if query.expressions else 0
-            return Result([(f"col{i + 1}", frozenset()) for i in range(width)])
+            alias = query.args.get("alias")
+            given = [c.name for c in alias.columns] if alias is not None and alias.columns else []
+            return Result([(given[i] if i < len(given) else f"col{i + 1}", frozenset()) for i in range(width)])
         # Rewrites of rare constructs, each walk paid only when the statement's text can hold one.
         text = self._sql.lower()
         if self.catalog.functions:
@@ -474,10 +623,28 @@ class SqlExtractor:
             _expand_generators(query, self._column_type)
         if "struct" in text:
             _read_fields_made_in_place(query)
+        if "range" in text or any(name in text for name in _GENERATORS):
+            _name_generator_relations(query, self._column_type)
+        if _PARENTHESIZED_FROM.search(text):
+            _flatten_joins(query)
+        self._notes = []
+        if _ALIAS_LIST.search(text):
+            self._apply_alias_lists(query)
+        if _STAR_ARGUMENT.search(text):
+            self._expand_star_arguments(query)
         qualified, names, using = qualify(query, self._sql, self.catalog.database, self.schema())
         if ".*" in text or ". *" in text:
             self._expand_struct_stars(qualified)
         result = Resolver(self.catalog, self._sql, qualified, using).run()
+        if self._notes:
+            result.warnings.extend(self._notes)
+            result.confidence = min(result.confidence, PARTIAL_CONFIDENCE)
+        if "*" in text and _STAR_PROJECTION.search(text) and any(c.lower() not in names for c, _ in result.columns):
+            # A star brings columns up with the case the schema gives them (qualify's schema is lower case).
+            for table in qualified.find_all(exp.Table):
+                info = self.catalog.get(self._table_name(table))
+                for c, _ in info.columns if info is not None else ():
+                    names.setdefault(c.lower(), c)
         result.columns = [(names.get(c.lower(), c), o) for c, o in result.columns]
         return result
 
@@ -512,21 +679,12 @@ _MULTI_DIRECTORY = re.compile(
     re.I | re.S)
 
 
-def _resolve_identifiers(sql: str) -> str:
-    """``IDENTIFIER('db.t')`` / ``IDENTIFIER('col')`` of a literal names a table or column as written
-    out: replaced by that name before sqlglot reads the statement (it takes ``INSERT INTO
-    IDENTIFIER('t')`` for a table named ``identifier`` with a column list)."""
-    if "identifier" not in sql.lower():
-        return sql
-
-    def name(m: re.Match[str]) -> str:
-        text = m.group(1)
-        return text if _PLAIN_NAME.match(text) else "`" + text.replace("`", "``") + "`"
-
-    return _IDENTIFIER.sub(name, sql)
-
-
-_IDENTIFIER = re.compile(r"\bIDENTIFIER\s*\(\s*'((?:[^'\\]|\\.)*)'\s*\)", re.I)
+_STRING = r"'(?:[^'\\]|\\.)*'"
+_NAME = r"[A-Za-z_][\w.]*"
+# ``IDENTIFIER(...)`` of string literals and session variables, concatenated with ``||``.
+_IDENTIFIER = re.compile(rf"\bIDENTIFIER\s*\(\s*((?:{_STRING}|{_NAME})(?:\s*\|\|\s*(?:{_STRING}|{_NAME}))*)\s*\)", re.I)
+_IDENTIFIER_PART = re.compile(rf"({_STRING})|({_NAME})")
+_SESSION = re.compile(r"^(?:system\.)?session\.", re.I)
 _PLAIN_NAME = re.compile(r"^[A-Za-z_][\w.]*$")
 
 
@@ -548,6 +706,73 @@ def _with_outer_ctes(statement: exp.Expression, query: exp.Expression | None) ->
         inner.set("recursive", bool(outer.args.get("recursive") or inner.args.get("recursive")))
     statement.set(_WITH, None)
     return query
+
+
+def _unparenthesized(query: exp.Expression | None) -> exp.Expression | None:
+    """The query a statement writes in parentheses (``AS (SELECT ..)``, ``INSERT INTO t ((WITH ..
+    SELECT ..))``): sqlglot makes it an unnamed derived table, which names no output column. An ORDER
+    BY or LIMIT written after the parentheses goes onto the query, or around it when it has its own."""
+    while type(query) is exp.Subquery and not query.args.get("alias"):
+        inner = query.this
+        after = {k: v for k, v in query.args.items() if k != "this" and isinstance(v, exp.Expression)}
+        takes = isinstance(inner, (exp.Select, exp.SetOperation)) and not any(inner.args.get(k) for k in after)
+        if after and not takes:
+            inner = exp.select(exp.Star()).from_(exp.Subquery(this=inner, alias=exp.TableAlias(
+                this=exp.to_identifier("__query"))))
+        for key, value in after.items():
+            inner.set(key, value)
+        query = inner
+    return query
+
+
+# ``name(a, b)`` after a relation: perhaps a list of column aliases (not IN (...), OVER (...), ...).
+_ALIAS_LIST = re.compile(r"(?:(?:\bfrom|\bjoin|,)\s*[\w.`]+|\))\s+(?:as\s+)?(?!(?:over|using|on|filter|within)\b)"
+                         r"\w+\s*\(\s*\w+(?:\s*,\s*\w+)*\s*\)")
+# ``SELECT *``, ``, t.*``: a star in a select list (not ``count(*)``).
+_STAR_PROJECTION = re.compile(r"(?:\bselect(?:\s+distinct)?|,)\s*(?:[\w`]+\.)?\*")
+# ``f(*)`` / ``f(x, t.*)`` other than count(*): a star as a function's argument.
+_STAR_ARGUMENT = re.compile(r"(?<!count)\((?:[^()]*,)?\s*(?:\w+\.)?\*\s*[,)]")
+# ``FROM (`` / ``JOIN (`` opening something other than a query: perhaps a join in parentheses.
+_PARENTHESIZED_FROM = re.compile(r"\b(?:from|join)\s*\(\s*(?:\(|(?!(?:select|with|values|from|table)\b)\w)")
+
+
+def _flatten_joins(query: exp.Expression) -> None:
+    """``FROM (a JOIN b ON ..)``, ``JOIN ((b JOIN c ON ..)) ON ..``: a join in parentheses joins the
+    same relations on the same conditions as one written out (sqlglot reads it as an unnamed derived
+    table that hangs the joins on its first relation, which no column can name)."""
+    for sub in list(query.find_all(exp.Subquery)):
+        holder = sub.parent
+        if sub.args.get("alias") is not None or not isinstance(holder, (exp.From, exp.Join)):
+            continue
+        first, joins = _joined(sub)
+        if first is sub:
+            continue
+        select = holder.parent
+        if not isinstance(select, exp.Select):
+            continue
+        sub.replace(first)
+        existing = list(select.args.get("joins") or [])
+        at = 0 if isinstance(holder, exp.From) else existing.index(holder) + 1
+        select.set("joins", existing[:at] + joins + existing[at:])
+
+
+def _joined(node: exp.Expression) -> tuple[exp.Expression, list[exp.Expression]]:
+    """(the first relation, the joins after it, each flattened too) of a relation in parentheses or
+    one that carries joins; ``(node, [])`` for a relation with neither."""
+    joins = list(node.args.get("joins") or [])
+    if joins:
+        node.set("joins", None)
+    if type(node) is exp.Subquery and node.args.get("alias") is None and not isinstance(
+            node.this, (exp.Select, exp.SetOperation)):  # parentheses around a relation or a join
+        first, out = _joined(node.this)
+    else:
+        first, out = node, []
+    for join in joins:
+        inner_first, inner_joins = _joined(join.this)
+        if inner_first is not join.this:
+            join.set("this", inner_first)
+        out = [*out, join, *inner_joins]
+    return first, out
 
 
 def _expand_transforms(query: exp.Expression) -> None:
@@ -601,6 +826,44 @@ def _expand_generators(query: exp.Expression, column_type: Callable[[exp.Column]
                 items.append(item)
         if changed:
             select.set("expressions", items)
+
+
+def _name_generator_relations(query: exp.Expression, column_type: Callable[[exp.Column], str | None]) -> None:
+    """``FROM t, LATERAL explode(tags)``, ``FROM range(3)``, ``LATERAL VIEW`` with no column names: the
+    columns Spark names (``col``; ``key``, ``value``; ``pos``; ``id``; ``c0``..; ``col0``..) become the
+    relation's column aliases, so that a ``*`` over it expands to them as Spark's does."""
+    for node in list(query.find_all(exp.Lateral, exp.Table)):
+        call = node.this
+        alias = node.args.get("alias")
+        if isinstance(call, exp.Identifier) or not isinstance(call, exp.Func) or (alias is not None and alias.columns):
+            continue
+        names = _generator_outputs(call, column_type)
+        if names:
+            node.set("alias", exp.TableAlias(this=alias.this if alias is not None else None,
+                                             columns=[exp.to_identifier(n) for n in names]))
+
+
+def _generator_outputs(call: exp.Expression, column_type: Callable[[exp.Column], str | None]) -> list[str]:
+    """The names Spark gives the columns of a generator or table function written without them."""
+    name = _generator_name(call)
+    args = list(call.expressions) if isinstance(call, exp.Anonymous) else [a for a in call.iter_expressions()]
+    if name == "range":
+        return ["id"]
+    if name in ("explode", "explode_outer", "posexplode", "posexplode_outer"):
+        first = args[0] if args else None
+        kind = column_type(first) if isinstance(first, exp.Column) else None
+        is_map = isinstance(first, (exp.Map, exp.VarMap)) or (isinstance(first, exp.Anonymous) and
+                                                             first.name.lower() == "map") \
+            or bool(kind and kind.strip().upper().startswith("MAP"))
+        return (["pos"] if name.startswith("pos") else []) + (["key", "value"] if is_map else ["col"])
+    if name in ("inline", "inline_outer"):
+        return _inline_fields(call, column_type)
+    if name == "json_tuple":
+        return [f"c{i}" for i in range(len(args) - 1)]
+    if name == "stack" and args and isinstance(args[0], exp.Literal) and args[0].is_int and int(args[0].name) > 0:
+        rows = int(args[0].name)
+        return [f"col{i}" for i in range(-(-(len(args) - 1) // rows))]
+    return []
 
 
 def _inline_fields(call: exp.Expression, column_type: Callable[[exp.Column], str | None]) -> list[str]:

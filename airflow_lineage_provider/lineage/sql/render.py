@@ -14,6 +14,8 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
+from airflow_lineage_provider.lineage import functions
+
 DIALECT = "spark"
 # Spark's dialect, looked up once: every parse, normalization and generator of the extractor uses it.
 SPARK_DIALECT = sqlglot.Dialect.get_or_raise(DIALECT)
@@ -107,32 +109,262 @@ def plain_sql(node: exp.Expression) -> str:
 
 
 def spark_name(node: exp.Expression, sql: str = "") -> str:
-    """The name Spark gives an unnamed output column: its SQL without qualifiers, strings unquoted."""
-    copy = _pretty(node.copy(), sql.lower())
-    while isinstance(copy, exp.Paren) and not isinstance(node, exp.Paren) and isinstance(copy.this, exp.Binary) \
-            and not isinstance(node, exp.Binary):
-        copy = copy.this
+    """The name Spark gives an unnamed output column: ``toPrettySQL`` of the resolved expression, i.e.
+    its SQL without qualifiers, strings unquoted, each expression written as its Spark class writes
+    itself (``_pretty``)."""
+    copy = _pretty(_named_windows(node).copy(), sql.lower())
     text = _GENERATORS.lower.generate(copy, copy=False)
     return re.sub(r"DECIMAL\((\d+), (\d+)\)", r"DECIMAL(\1,\2)", text)
 
 
+def _named_windows(node: exp.Expression) -> exp.Expression:
+    """``f() OVER w`` with ``WINDOW w AS (...)``: Spark names it by the window it stands for."""
+    select = node.find_ancestor(exp.Select)
+    named = {str(d.this.name).lower(): d for d in (select.args.get("windows") or []) if isinstance(d, exp.Window)} \
+        if select is not None else {}
+    if not named:
+        return node
+    node = node.copy()
+    for window in list(node.find_all(exp.Window)):
+        ref = window.args.get("alias")
+        seen: set[str] = set()
+        while isinstance(ref, exp.Identifier) and ref.name.lower() in named and ref.name.lower() not in seen:
+            seen.add(ref.name.lower())
+            definition = named[ref.name.lower()]
+            for key in ("partition_by", "order", "spec"):
+                if not window.args.get(key) and definition.args.get(key):
+                    window.set(key, definition.args[key].copy() if isinstance(definition.args[key], exp.Expression)
+                               else [e.copy() for e in definition.args[key]])
+            ref = definition.args.get("alias")
+        window.set("alias", None)
+    return node
+
+
+def _text(n: exp.Expression, sql: str) -> str:
+    return _GENERATORS.lower.generate(_pretty(n, sql), copy=False)
+
+
+# Window functions whose frame Spark fixes (``WindowFunction.frame``): the ranking ones, and ``cume_dist``.
+_ROWS_TO_CURRENT = "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
+_RANGE_TO_CURRENT = "RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
+_WHOLE_PARTITION = "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
+# Ranking functions Spark writes in capitals (``RankLike.sql``).
+_CAPITAL_RANKS = {exp.Rank: "RANK()", exp.DenseRank: "DENSE_RANK()", exp.PercentRank: "PERCENT_RANK()"}
+
+
+def _frame_bound(value: object, side: object) -> str:
+    value = value.name if isinstance(value, exp.Expression) else str(value or "")
+    side = str(side or "").upper()
+    if value.upper() == "UNBOUNDED":
+        return f"UNBOUNDED {side}"
+    if value.upper() in ("CURRENT ROW", "CURRENT"):
+        return "CURRENT ROW"
+    return f"{value} {side}"
+
+
+def _window_name(w: exp.Window, sql: str) -> str:
+    """``f(..) OVER (PARTITION BY .. ORDER BY x ASC NULLS FIRST <frame>)``: the frame always spelled out,
+    the default one as Spark resolves it (``ResolveWindowFrame``)."""
+    fn = w.this
+    inner = fn.this if isinstance(fn, (exp.IgnoreNulls, exp.RespectNulls)) else fn
+    name = _fname(inner)
+    offset = None
+    if name in ("lag", "lead"):
+        args = [inner.this, inner.args.get("offset"), inner.args.get("default")]
+        offset = int(args[1].name) if isinstance(args[1], exp.Literal) else 1
+        texts = [_text(args[0], sql), str(offset), _text(args[2], sql) if args[2] is not None else "NULL"]
+        fn_text = f"{name}({', '.join(texts)})"
+    elif type(inner) in _CAPITAL_RANKS:
+        fn_text = _CAPITAL_RANKS[type(inner)]
+    else:
+        fn_text = _text(fn, sql)
+    parts = []
+    if w.args.get("partition_by"):
+        parts.append("PARTITION BY " + ", ".join(_text(p, sql) for p in w.args["partition_by"]))
+    order = w.args.get("order")
+    if order is not None and order.expressions:
+        items = []
+        for o in order.expressions:
+            desc = bool(o.args.get("desc"))
+            nulls_first = o.args.get("nulls_first")
+            nulls_first = (not desc) if nulls_first is None else bool(nulls_first)
+            items.append(f"{_text(o.this, sql)} {'DESC' if desc else 'ASC'} NULLS {'FIRST' if nulls_first else 'LAST'}")
+        parts.append("ORDER BY " + ", ".join(items))
+    spec = w.args.get("spec")
+    if offset is not None:
+        bound = f"{-offset if name == 'lag' else offset} FOLLOWING"
+        parts.append(f"ROWS BETWEEN {bound} AND {bound}")
+    elif spec is not None:
+        start = _frame_bound(spec.args.get("start"), spec.args.get("start_side"))
+        end = _frame_bound(spec.args.get("end"), spec.args.get("end_side")) if spec.args.get("end") else "CURRENT ROW"
+        parts.append(f"{str(spec.args.get('kind') or 'ROWS').upper()} BETWEEN {start} AND {end}")
+    elif name in functions.RANKING:
+        parts.append(_RANGE_TO_CURRENT if name == "cume_dist" else _ROWS_TO_CURRENT)
+    else:
+        parts.append(_RANGE_TO_CURRENT if order is not None and order.expressions else _WHOLE_PARTITION)
+    return f"{fn_text} OVER ({' '.join(parts)})"
+
+
+def _outer_columns(query: exp.Expression) -> list[str]:
+    """The names of the outer query's columns a subquery reads (``ScalarSubquery``'s children)."""
+    local = {t.alias_or_name for t in query.find_all(exp.Table, exp.Subquery) if t.alias_or_name}
+    local |= {c.alias_or_name for c in query.find_all(exp.CTE)}
+    out: dict[str, None] = {}
+    for c in query.find_all(exp.Column):
+        if c.table and c.table not in local and not isinstance(c.this, exp.Star):
+            out.setdefault(c.name)
+    return list(out)
+
+
+def _fname(node: exp.Expression) -> str:
+    if isinstance(node, exp.Anonymous):
+        return str(node.name).lower()
+    try:
+        return node.sql_name().lower()
+    except Exception:  # noqa: BLE001 - not a function
+        return node.key
+
+
+# Binary operators Spark writes infix, in parentheses (``BinaryOperator.sql``); the other binary nodes
+# of sqlglot are function calls in Spark (``shiftleft(a, 1)``).
+_INFIX = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.IntDiv, exp.And, exp.Or, exp.EQ, exp.NEQ, exp.GT, exp.GTE,
+          exp.LT, exp.LTE, exp.BitwiseAnd, exp.BitwiseOr, exp.BitwiseXor, exp.NullSafeEQ)
+
+
 def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
+    """Spark's pretty SQL of one expression (``usePrettyExpression`` + each class's ``sql``)."""
     if isinstance(n, exp.Column):
         return exp.column(n.this.copy()) if n.table else n
     if isinstance(n, exp.Literal) and n.is_string:
-        return exp.var(n.this)
+        return exp.Var(this=n.this)  # as written, unquoted; ``''`` too (exp.var refuses an empty name)
+    if isinstance(n, exp.Boolean):
+        return exp.Var(this="true" if n.this else "false")
+    if isinstance(n, exp.Paren):  # Spark has no parentheses node: ``(a + b)`` is the addition's own name
+        return _pretty(n.this, sql)
     if isinstance(n, exp.Count) and isinstance(n.this, exp.Star):
         return exp.Anonymous(this="count", expressions=[exp.Literal.number(1)])
+    if isinstance(n, exp.Window):
+        return exp.Var(this=_window_name(n, sql))
+    if isinstance(n, exp.Subquery):
+        return exp.Var(this=f"scalarsubquery({', '.join(_outer_columns(n))})")
+    if isinstance(n, exp.Filter) and isinstance(n.expression, exp.Where):
+        return exp.Var(this=f"{_text(n.this, sql)} FILTER (WHERE {_text(n.expression.this, sql)})")
+    if isinstance(n, exp.Cast) and isinstance(n.this, exp.Literal):  # a typed literal: DATE '2024-01-01', 10L
+        kind = plain_sql(n.to).upper()
+        if n.this.is_string and kind in ("DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ"):
+            return exp.Var(this=f"{kind} '{n.this.this}'")
+        if n.this.is_number:
+            return exp.Var(this=n.this.name)
+    if isinstance(n, exp.Neg) and not (isinstance(n.this, exp.Literal) and n.this.is_number):
+        return exp.Var(this=f"(- {_text(n.this, sql)})")
+    if isinstance(n, exp.Not):
+        inner = n.this.this if isinstance(n.this, exp.Paren) else n.this
+        if isinstance(inner, exp.Is) and isinstance(inner.expression, exp.Null):
+            return exp.Var(this=f"({_text(inner.this, sql)} IS NOT NULL)")
+        return exp.Var(this=f"(NOT {_text(inner, sql)})")
+    if isinstance(n, exp.NEQ):
+        return exp.Var(this=f"(NOT ({_text(n.this, sql)} = {_text(n.expression, sql)}))")
+    if isinstance(n, exp.Like) and not n.args.get("escape"):
+        text = f"{_text(n.this, sql)} LIKE {_text(n.expression, sql)}"
+        return exp.Var(this=f"(NOT {text})" if n.args.get("negate") else text)
+    if isinstance(n, exp.In) and not n.args.get("query"):
+        values = ", ".join(_text(e, sql) for e in n.expressions)
+        text = f"({_text(n.this, sql)} IN ({values}))"
+        return exp.Var(this=f"(NOT {text})" if n.args.get("is_not") or n.args.get("negate") else text)
+    if isinstance(n, exp.Between):
+        return exp.Var(this=f"between({_text(n.this, sql)}, {_text(n.args['low'], sql)}, {_text(n.args['high'], sql)})")
+    if isinstance(n, exp.If) and not isinstance(n.parent, exp.Case):
+        false = n.args.get("false")
+        args = [n.this, n.args.get("true"), *([false] if false is not None else [exp.null()])]
+        return exp.Var(this=f"(IF({', '.join(_text(a, sql) for a in args)}))")
+    if isinstance(n, exp.Case) and n.this is not None:  # CASE x WHEN v: Spark's is CASE WHEN (x = v)
+        subject = n.this
+        n.set("this", None)
+        for branch in n.args.get("ifs") or []:
+            branch.set("this", exp.EQ(this=subject.copy(), expression=branch.this))
+    if isinstance(n, exp.Struct):
+        return exp.Var(this=_struct_name(n, sql))
+    if isinstance(n, (exp.IgnoreNulls, exp.RespectNulls)):  # first/last name no null handling
+        return _pretty(n.this, sql)
+    if isinstance(n, exp.Cast) and not isinstance(n.this, exp.Column) and n.parent is None:
+        return exp.Var(this=f"CAST({_text(n.this, sql)} AS {plain_sql(n.to).upper()})")
+    if isinstance(n, exp.Interval) and isinstance(n.this, exp.Literal):
+        unit = re.sub(r"S$", "", plain_sql(n.args["unit"]).upper()) if n.args.get("unit") else ""  # DAYS: DAY
+        return exp.Var(this=f"INTERVAL '{n.this.name}' {unit}".rstrip())
+    if isinstance(n, exp.Add) and isinstance(n.expression, exp.Interval):  # TimeAdd: not in parentheses
+        return exp.Var(this=f"{_text(n.this, sql)} + {_text(n.expression, sql)}")
+    if isinstance(n, exp.Is):
+        return exp.Var(this=f"({_text(n.this, sql)} IS {_text(n.expression, sql).upper()})")
+    if isinstance(n, exp.NullSafeEQ):
+        return exp.Var(this=f"({_text(n.this, sql)} <=> {_text(n.expression, sql)})")
+    if isinstance(n, exp.RegexpLike):
+        return exp.Var(this=f"RLIKE({_text(n.this, sql)}, {_text(n.expression, sql)})")
+    if isinstance(n, exp.ILike):
+        return exp.Var(this=f"ilike({_text(n.this, sql)}, {_text(n.expression, sql)})")
+    if isinstance(n, exp.WithinGroup) and isinstance(n.expression, exp.Order):
+        fn = n.this
+        args = ", ".join(_text(a, sql) for a in fn.iter_expressions())
+        order = ", ".join(_text(o.this, sql) + (" DESC" if o.args.get("desc") else "")
+                          for o in n.expression.expressions)
+        return exp.Var(this=f"{_fname(fn)}({args}) WITHIN GROUP (ORDER BY {order})")
+    if isinstance(n, exp.Lambda):  # Spark writes a lambda's variables without their names
+        params = {p.name.lower() for p in n.expressions}
+        body = n.this
+        for c in list(body.find_all(exp.Column, exp.Identifier)):
+            if isinstance(c, exp.Identifier) and isinstance(c.parent, exp.Column):
+                continue
+            if not (isinstance(c, exp.Column) and c.table) and c.name.lower() in params:
+                if c is body:
+                    body = exp.Var(this="namedlambdavariable()")
+                else:
+                    c.replace(exp.Var(this="namedlambdavariable()"))
+        variables = ", ".join("namedlambdavariable()" for _ in n.expressions)
+        return exp.Var(this=f"lambdafunction({_text(body, sql)}, {variables})")
     for key, value in list(n.args.items()):
         if isinstance(value, exp.Expression):
             n.set(key, _pretty(value, sql))
         elif isinstance(value, list):
             n.set(key, [_pretty(v, sql) if isinstance(v, exp.Expression) else v for v in value])
-    if isinstance(n, exp.Substring) and "substring(" not in sql:
-        return exp.Anonymous(this="substr", expressions=[a for a in (n.this, n.args.get("start"), n.args.get("length"))
-                                                         if a is not None])
+    written = _written_name(n, sql)
+    if isinstance(n, exp.Substring):  # Spark fills in the length it defaults to
+        length = n.args.get("length") or exp.Literal.number(2147483647)
+        return exp.Anonymous(this="substring" if "substring(" in sql else "substr",
+                             expressions=[a for a in (n.this, n.args.get("start"), length) if a is not None])
+    if isinstance(n, exp.RegexpReplace) and n.args.get("position") is None:  # and the position
+        return exp.Anonymous(this="regexp_replace", expressions=[n.this, n.expression, n.args.get("replacement"),
+                                                                 exp.Literal.number(1)])
+    if written in _SPARK_ALIASES.get(type(n), ()):  # nvl(a, b) is Coalesce to sqlglot, nvl to Spark
+        return exp.Anonymous(this=written, expressions=list(n.iter_expressions()))
     if isinstance(n, exp.DPipe):  # Spark names ``a || b`` as the call it makes of it
         return exp.Anonymous(this="concat", expressions=[n.this, n.expression])
-    if isinstance(n, exp.Binary) and not isinstance(n, exp.Dot):
+    if isinstance(n, exp.IntDiv):
+        return exp.Var(this=f"({_GENERATORS.lower.generate(n.this, copy=False)} div "
+                            f"{_GENERATORS.lower.generate(n.expression, copy=False)})")
+    if isinstance(n, exp.CurrentDate):
+        return exp.Var(this="current_date()")
+    if isinstance(n, _INFIX):
         return exp.Paren(this=n)
     return n
+
+
+# Spark functions sqlglot reads as another one's node, whose name Spark keeps as written (``FUNC_ALIAS``).
+_SPARK_ALIASES: dict[type, tuple[str, ...]] = {exp.Coalesce: ("nvl", "ifnull"), exp.Mod: ("mod",)}
+
+
+def _written_name(n: exp.Expression, sql: str) -> str:
+    """A function's name as the statement spells it (sqlglot keeps where its name token is)."""
+    meta = n.meta if n.meta else None
+    if not meta or "start" not in meta or "end" not in meta:
+        return ""
+    return sql[meta["start"]:meta["end"] + 1].lower()
+
+
+def _struct_name(n: exp.Struct, sql: str) -> str:
+    """``struct(a, b)``, ``struct(a AS x)``, ``named_struct(x, a)``: sqlglot reads all three alike."""
+    pairs = [(e.this.name, e.expression) if isinstance(e, exp.PropertyEQ) else ("", e) for e in n.expressions]
+    if all(not key or (isinstance(v, exp.Column) and v.name == key) for key, v in pairs):
+        return f"struct({', '.join(_text(v, sql) for _, v in pairs)})"
+    if "named_struct" in sql:
+        return f"named_struct({', '.join(f'{key}, {_text(v, sql)}' for key, v in pairs)})"
+    return "struct(" + ", ".join(_text(v, sql) if not key or (isinstance(v, exp.Column) and v.name == key)
+                                 else f"{_text(v, sql)} AS {key}" for key, v in pairs) + ")"

@@ -104,6 +104,8 @@ def collect_refs(node: exp.Expression, refs: list[Ref], subs: list[exp.Expressio
             agg = True
         if masking_class or name in functions.MASKING:
             masking = True
+    if type(node) is exp.WithinGroup:  # percentile_cont(0.5) WITHIN GROUP (ORDER BY x): x is aggregated
+        agg = True
     if category == _CASE:
         if node.this is not None:
             collect_refs(node.this, refs, subs, identity, agg, masking, True)

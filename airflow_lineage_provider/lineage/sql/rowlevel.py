@@ -73,21 +73,24 @@ def rewrite(statement: exp.Expression, target_columns: list[str] | None) -> RowL
         conditions: list[exp.Expression] = []
         whens = statement.args.get("whens")
         for when in whens.expressions if whens is not None else []:
+            # A NOT MATCHED clause sees the source's row alone, a NOT MATCHED BY SOURCE one the target's.
+            side = "" if when.args.get("matched") else (target_name if when.args.get("source") else source_name)
             if when.args.get("condition") is not None:
-                conditions.append(when.args["condition"])
+                conditions.append(_read_from(when.args["condition"], side))
             then = when.args.get("then")
             if isinstance(then, exp.Update):
                 if any(isinstance(e, exp.Star) for e in then.expressions):
                     clause({c: exp.column(c, table=source_name) for c in columns}, keeps=False)
                 else:
-                    clause(_assignments(then.expressions), keeps=True)
+                    assigned = _assignments(then.expressions)
+                    clause({c: _read_from(v, side) for c, v in assigned.items()}, keeps=True)
             elif isinstance(then, exp.Insert):
                 if isinstance(then.this, exp.Star):
                     clause({c: exp.column(c, table=source_name) for c in columns}, keeps=False)
                 else:
                     names = [c.name for c in then.this.expressions] if isinstance(then.this, exp.Tuple) else columns
                     values = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
-                    clause({n: v for n, v in zip(names, values)}, keeps=False)
+                    clause({n: _read_from(v, side) for n, v in zip(names, values)}, keeps=False)
             # A DELETE writes no value.
         if not columns and any(feeds):
             columns = list(dict.fromkeys(feeds.values()))
@@ -102,6 +105,20 @@ def rewrite(statement: exp.Expression, target_columns: list[str] | None) -> RowL
     if not columns:
         columns = list(dict.fromkeys(feeds.values()))
     return RowLevelQuery(query, feeds, [c for c in columns if c.lower() in written], warnings)
+
+
+def _read_from(value: exp.Expression, side: str) -> exp.Expression:
+    """``value`` with its unqualified columns qualified by ``side``, the one relation its clause sees
+    (the rewritten query joins both, where a name both have would be ambiguous). Columns of a nested
+    query or lambda are theirs to resolve."""
+    if not side:
+        return value
+    value = value.copy()
+    for column in list(value.find_all(exp.Column)):
+        if not column.table and not isinstance(column.this, exp.Star) and column.find_ancestor(
+                exp.Select, exp.Lambda) is None:
+            column.set("table", exp.to_identifier(side))
+    return value
 
 
 def _assignments(items: list[exp.Expression]) -> dict[str, exp.Expression]:

@@ -76,9 +76,21 @@ class Resolver(Conditions, Pivots):
         for i, name in enumerate(names):
             if name == "*":
                 continue
-            self.result.columns.append((spark_names.get(i, name), self.resolve(self.root, name, i)))
+            try:
+                origins = self.resolve(self.root, name, i)
+            except RecursionError:
+                raise
+            except Exception as e:  # noqa: BLE001 - one column the extractor cannot read costs that column only
+                self.warn(f"column {spark_names.get(i, name)}: {_unreadable(self._projection(i), e)}")
+                origins = frozenset()
+            self.result.columns.append((spark_names.get(i, name), origins))
         for scope in self.root.traverse():
-            self.note_indirect(scope)
+            try:
+                self.note_indirect(scope)
+            except RecursionError:
+                raise
+            except Exception as e:  # noqa: BLE001 - nor do one query's conditions
+                self.warn(f"the conditions of a query: {_unreadable(scope.expression, e)}")
         self._finish_texts()
         if self._unknown_tables:
             self.warn(f"no schema for {', '.join(sorted(self._unknown_tables))}: columns taken as the query names "
@@ -137,22 +149,36 @@ class Resolver(Conditions, Pivots):
             return {}
         out = {}
         for i, p in enumerate(scope.expression.expressions):
-            if isinstance(p, exp.Alias) and p.alias.startswith("_col_") and _UNNAMED.fullmatch(p.alias):
-                inner = p.this
-                while isinstance(inner, exp.Paren):
-                    inner = inner.this
-                out[i] = self._scalar_subquery_name(inner) if isinstance(inner, exp.Subquery) else spark_name(
-                    p.this, self.sql)
-            elif isinstance(p, exp.Subquery) and p.alias.startswith("_col_") and _UNNAMED.fullmatch(p.alias):
-                out[i] = self._scalar_subquery_name(p)
+            node = _unnamed(p) or self._unnamed_below(scope, p)
+            if node is not None:
+                try:
+                    out[i] = spark_name(node, self.sql)
+                except RecursionError:
+                    raise
+                except Exception as e:  # noqa: BLE001 - the column keeps qualify's name, and says why
+                    self.warn(f"column {p.alias}: the name Spark gives it is unknown: {_unreadable(p.this, e)}")
         return out
 
-    def _scalar_subquery_name(self, subquery: exp.Subquery) -> str:
-        """Spark names an unaliased scalar subquery by the outer columns it reads: ``scalarsubquery(salary)``,
-        ``scalarsubquery()`` when it reads none."""
-        scope = self.scope_of.get(id(subquery.this))
-        outer = [c.name for c in scope.external_columns] if scope is not None else []
-        return f"scalarsubquery({', '.join(dict.fromkeys(outer))})"
+    def _unnamed_below(self, scope: Scope, p: exp.Expression, depth: int = 0) -> exp.Expression | None:
+        """``SELECT * FROM (SELECT sum(x) OVER (..) FROM t)``: a column a star brings up from a subquery
+        that left it unnamed is named as Spark named it there."""
+        column = p.this if isinstance(p, exp.Alias) else p
+        if type(column) is not exp.Column or depth > 20 or not _UNNAMED.fullmatch(column.name):
+            return None
+        src = self.sources(scope).get(column.table)
+        if src is None or src.kind != "scope" or not isinstance(src.node.expression, exp.Select):
+            return None
+        inner = self.projections(src.node).get(column.name)
+        if inner is None:
+            return None
+        return _unnamed(inner) or self._unnamed_below(src.node, inner, depth + 1)
+
+    def _projection(self, position: int) -> exp.Expression | None:
+        scope = self.root
+        while scope is not None and isinstance(scope.expression, exp.SetOperation) and scope.set_operation_scopes:
+            scope = scope.set_operation_scopes[0]
+        items = scope.expression.expressions if scope is not None and isinstance(scope.expression, exp.Select) else []
+        return items[position] if position < len(items) else None
 
     # -- sources -----------------------------------------------------------------------------
 
@@ -177,6 +203,10 @@ class Resolver(Conditions, Pivots):
             alias = item.alias_or_name
             if isinstance(item, exp.Table):
                 known = scope.sources.get(alias)
+                if not isinstance(known, Scope) and item.args.get("db") is None:
+                    # Qualified tables all have a database: this is a CTE, which sqlglot's scope files
+                    # under its PIVOT / UNPIVOT's alias as a table.
+                    known = scope.cte_sources.get(item.name, known)
                 if isinstance(known, Scope):
                     src = Source("scope", known)
                 elif not isinstance(item.this, exp.Identifier):
@@ -500,7 +530,13 @@ class Resolver(Conditions, Pivots):
             if not placeholder.startswith("\x00"):
                 return placeholder
             if placeholder not in rendered:
-                rendered[placeholder] = render(self._pending[int(placeholder[1:])])
+                node = self._pending[int(placeholder[1:])]
+                try:
+                    rendered[placeholder] = render(node)
+                except RecursionError:
+                    raise
+                except Exception:  # noqa: BLE001 - an expression's text as sqlglot writes it, unparenthesized
+                    rendered[placeholder] = plain_sql(node)
             return rendered[placeholder]
 
         self.result.columns = [
@@ -508,6 +544,35 @@ class Resolver(Conditions, Pivots):
                              for o in origins))
             for name, origins in self.result.columns
         ]
+
+
+def _unnamed(p: exp.Expression) -> exp.Expression | None:
+    """The expression of a projection the query leaves unnamed, which qualify named ``_col_<i>`` (a
+    scalar subquery is named on itself) or after the literal a cast reads (Spark: ``DATE '2024-01-01'``,
+    ``CAST(1 AS INT)``); ``None`` for a projection with a name."""
+    if isinstance(p, exp.Subquery) and _UNNAMED.fullmatch(p.alias or ""):
+        return p
+    if not isinstance(p, exp.Alias):
+        return None
+    if p.alias.startswith("_col_") and _UNNAMED.fullmatch(p.alias):
+        return None if type(p.this) is exp.Column else p.this  # a column: named where it is made
+    if isinstance(p.this, exp.Cast) and isinstance(p.this.this, exp.Literal) and p.alias == p.this.this.name:
+        return p.this
+    return None
+
+
+def _unreadable(node: exp.Expression | None, error: Exception) -> str:
+    """What the extractor could not read, as the user wrote it, and why (one line, never a traceback)."""
+    if isinstance(node, exp.Alias):
+        node = node.this
+    try:
+        text = render(node) if node is not None else ""
+    except Exception:  # noqa: BLE001 - the text is a courtesy
+        text = ""
+    text = " ".join(text.split())
+    text = text if len(text) <= 80 else text[:77] + "..."
+    what = f"the static extractor could not read `{text}`" if text else "the static extractor could not read it"
+    return f"{what} ({error.__class__.__name__}: {str(error).splitlines()[0] if str(error) else ''})"
 
 
 # Scopes that may read their parent's columns: a subquery in an expression (or a branch of one),

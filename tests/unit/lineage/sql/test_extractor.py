@@ -389,11 +389,11 @@ def test_inline_of_an_array_of_structs_column_makes_one_column_per_field():
 
 
 DEEP = ("CREATE TABLE deep (a INT) USING parquet;\nCREATE TABLE deep_out (a INT) USING parquet;\n"
-        "INSERT INTO deep_out SELECT " + "(a + " * 400 + "a" + ")" * 400 + " FROM deep;\n")
+        "INSERT INTO deep_out SELECT " + "(a + " * 1000 + "a" + ")" * 1000 + " FROM deep;\n")
 
 
 def test_a_statement_nested_too_deep_is_one_warning_line_counted_from_1(caplog):
-    """400 nested parentheses exceed Python's recursion limit in sqlglot: the statement has no lineage and
+    """1000 nested parentheses exceed Python's recursion limit in sqlglot: the statement has no lineage and
     says why, in one log line numbered as Spark numbers it; the traceback is at debug level only."""
     with caplog.at_level("DEBUG", logger="airflow_lineage_provider.lineage.sql.extractor"):
         report = extract_script(DEEP)
@@ -463,3 +463,154 @@ def test_a_multi_inserts_directory_is_a_path_write():
                                    "OPTIONS ('compression' = 'snappy') SELECT name INSERT INTO t2 SELECT id").statements
     assert (first.target.name, first.target.table, first.target.mode) == ("/tmp/out", None, "overwrite")
     assert short(first) == {"name": {"src.name:I"}} and short(second) == {"id": {"src.id:I"}}
+
+
+# -- issue 27: SQL written elsewhere -------------------------------------------------------------------
+
+SHOP = ("CREATE TABLE o (id INT, cust STRING, amount DOUBLE, qty INT, jan INT, feb INT) USING parquet;\n"
+        "CREATE TABLE c (cid STRING, region STRING) USING parquet;\n"
+        "CREATE TABLE t (a STRING, b DOUBLE, c STRING) USING parquet;\n")
+
+
+@pytest.mark.parametrize("sql", [
+    "CREATE TABLE p USING parquet AS (SELECT cust AS a, amount AS b, cust AS c FROM o)",
+    "INSERT INTO t (SELECT cust, amount, cust FROM o)",
+    "INSERT INTO t ((WITH w AS (SELECT cust, amount FROM o) SELECT cust, amount, cust FROM w))",
+    "CREATE VIEW v (a, b, c) AS (SELECT cust, amount, cust FROM o)",
+    "INSERT INTO t ((SELECT cust, amount, cust FROM o) UNION ALL (SELECT cust, amount, cust FROM o)) LIMIT 3",
+])
+def test_a_query_in_parentheses_is_the_query(sql):
+    st = last(SHOP + sql)
+    assert short(st) == {"a": {"o.cust:I"}, "b": {"o.amount:I"}, "c": {"o.cust:I"}}
+    assert st.warnings == () and st.confidence == 1.0
+
+
+def test_an_order_by_after_a_parenthesized_query_is_kept():
+    st = last(SHOP + "CREATE TABLE p USING parquet AS (SELECT id FROM o ORDER BY qty LIMIT 2) ORDER BY id LIMIT 1")
+    assert short(st) == {"id": {"o.id:I"}} and indirect(st) == {"o.qty:SORT", "o.id:SORT"}
+
+
+def test_empty_string_literals_in_unaliased_columns_are_named_as_spark_names_them():
+    st = last(SHOP + "SELECT concat(cust, ''), coalesce(cust, ''), cust || '' FROM o")
+    assert [c for c, _ in st.columns] == ["concat(cust, )", "coalesce(cust, )", "concat(cust, )"]
+    assert st.warnings == ()
+
+
+def test_parentheses_are_no_part_of_a_spark_name():
+    st = last(SHOP + "SELECT o.id, (amount + qty), ((amount + qty) * 2), upper((cust)), ((qty)) FROM o")
+    assert [c for c, _ in st.columns] == ["id", "(amount + qty)", "((amount + qty) * 2)", "upper(cust)", "qty"]
+
+
+def test_a_cte_under_unpivot_or_pivot_is_the_cte():
+    st = last(SHOP + "WITH s AS (SELECT id, jan, feb FROM o) SELECT id, m, val FROM s UNPIVOT (val FOR m IN (jan, feb))")
+    assert short(st) == {"id": {"o.id:I"}, "m": set(), "val": {"o.jan:I", "o.feb:I"}} and st.warnings == ()
+    st = last(SHOP + "WITH s AS (SELECT cust, qty FROM o) SELECT * FROM s PIVOT (sum(qty) FOR cust IN ('x' AS x))")
+    assert short(st) == {"x": {"o.qty:A"}} and st.warnings == ()
+
+
+@pytest.mark.parametrize("joined", [
+    "((o AS x JOIN c AS y ON x.cust = y.cid))",
+    "(o x JOIN c y ON x.cust = y.cid)",
+    "o x JOIN ((c y)) ON x.cust = y.cid",
+    "(((o x) JOIN c y ON x.cust = y.cid))",
+    "(SELECT * FROM o) x JOIN (c y JOIN t ON y.cid = t.a) ON x.cust = y.cid",
+])
+def test_a_join_in_parentheses_joins_what_it_names(joined):
+    st = last(SHOP + f"SELECT x.id, y.region FROM {joined}")
+    assert short(st) == {"id": {"o.id:I"}, "region": {"c.region:I"}} and st.warnings == ()
+    assert {"o.cust:JOIN", "c.cid:JOIN"} <= indirect(st)
+
+
+def test_identifier_of_a_session_variable_names_what_its_value_names():
+    st = last(SHOP + "DECLARE VARIABLE n STRING DEFAULT 'o';\nSET VAR n = 'default.' || 'c';\n"
+              "DECLARE OR REPLACE m = 'c';\nCREATE TABLE p USING parquet AS SELECT id, cust FROM IDENTIFIER(n)")
+    assert short(st) == {"id": set(), "cust": set()} and st.warnings  # n has no literal value any more: said
+    assert any("IDENTIFIER(n)" in w for w in st.warnings) and st.confidence < 1
+    st = last(SHOP + "DECLARE VARIABLE n STRING DEFAULT 'o';\nCREATE TABLE p USING parquet AS SELECT id, cust FROM "
+              "IDENTIFIER(n)")
+    assert short(st) == {"id": {"o.id:I"}, "cust": {"o.cust:I"}} and st.warnings == ()
+    st = last(SHOP + "DECLARE m = 'c';\nSELECT region FROM IDENTIFIER('default.' || session.m)")
+    assert short(st) == {"region": {"c.region:I"}} and st.warnings == ()
+
+
+def test_merge_not_matched_values_read_the_source_and_not_matched_by_source_the_target():
+    ddl = ("CREATE TABLE stock (sku STRING, qty INT, seen BIGINT) USING parquet;\n"
+           "CREATE TABLE delta_in (sku STRING, qty INT, ts BIGINT) USING parquet;\n")
+    st = last(ddl + "MERGE INTO stock s USING delta_in d ON s.sku = d.sku WHEN MATCHED THEN UPDATE SET s.qty = d.qty "
+                    "WHEN NOT MATCHED AND qty > 0 THEN INSERT (sku, qty, seen) VALUES (sku, qty, ts) "
+                    "WHEN NOT MATCHED BY SOURCE AND seen < 5 THEN UPDATE SET qty = qty + 1")
+    assert short(st) == {"sku": {"stock.sku:I", "delta_in.sku:I"}, "qty": {"delta_in.qty:I", "stock.qty:T"},
+                         "seen": {"stock.seen:I", "delta_in.ts:I"}}
+    assert {"delta_in.qty:CONDITIONAL", "stock.seen:CONDITIONAL"} <= indirect(st)
+    assert st.warnings == ()
+
+
+def test_a_write_with_no_column_is_never_silent():
+    st = last(SHOP + "CREATE TABLE p USING parquet AS SELECT * FROM nowhere")
+    assert st.columns == () and st.confidence < 1
+    assert "the static extractor found no column this write writes" in st.warnings
+    st = last(SHOP + "INSERT INTO t (a, b, c) SELECT cust, amount FROM o")
+    assert st.confidence < 1 and any("the column list names 3" in w for w in st.warnings)
+
+
+def test_an_exception_inside_the_extractor_is_the_columns_warning_naming_what_it_could_not_read(monkeypatch):
+    from airflow_lineage_provider.lineage.sql import scope
+
+    real = scope.collect_refs
+
+    def failing(node, *args):
+        if "boom" in node.sql().lower():
+            raise ValueError("cannot read this")
+        return real(node, *args)
+
+    monkeypatch.setattr(scope, "collect_refs", failing)
+    st = last(SHOP + "INSERT INTO t SELECT cust, amount, boom(cust) FROM o")
+    assert short(st) == {"a": {"o.cust:I"}, "b": {"o.amount:I"}, "c": set()}
+    assert st.method == "sql" and st.confidence < 1
+    assert st.warnings == ("column boom(cust): the static extractor could not read `boom(o.cust)` (ValueError: "
+                           "cannot read this)",)
+
+
+@pytest.mark.parametrize("sql, names", [
+    ("SELECT * FROM g, LATERAL explode(tags)", ["id", "tags", "props", "col"]),
+    ("SELECT * FROM g, LATERAL explode(props)", ["id", "tags", "props", "key", "value"]),
+    ("SELECT * FROM g LATERAL VIEW posexplode(tags) t", ["id", "tags", "props", "pos", "col"]),
+    ("SELECT * FROM range(3)", ["id"]),
+    ("SELECT * FROM stack(2, 'a', 1, 'b', 2)", ["col0", "col1"]),
+    ("SELECT * FROM g, LATERAL json_tuple('{}', 'a', 'b')", ["id", "tags", "props", "c0", "c1"]),
+])
+def test_a_star_over_a_generator_expands_to_the_columns_spark_names(sql, names):
+    st = last("CREATE TABLE g (id INT, tags ARRAY<STRING>, props MAP<STRING, INT>) USING parquet;\n" + sql)
+    assert [c for c, _ in st.columns] == names and st.warnings == ()
+
+
+def test_create_as_values_is_a_write_whose_columns_later_statements_read():
+    report = extract_script("CREATE TABLE v1 USING parquet AS VALUES (1, 'a') AS v(k, w);\n"
+                            "CREATE VIEW v2 AS (VALUES (1, 2));\nSELECT * FROM v1 JOIN v2 ON v1.k = v2.col1")
+    ctas, view, query = report.statements
+    assert [c for c, _ in ctas.columns] == ["k", "w"] and ctas.target.table == "spark_catalog.default.v1"
+    assert [c for c, _ in view.columns] == ["col1", "col2"] and view.warnings == ()
+    assert [c for c, _ in query.columns] == ["k", "w", "col1", "col2"] and query.warnings == ()
+
+
+def test_a_star_as_a_function_argument_passes_every_column_of_the_from_clause():
+    ddl = "CREATE TABLE e (id INT, n STRING) USING parquet;\nCREATE TABLE d (k INT, v STRING) USING parquet;\n"
+    st = last(ddl + "SELECT struct(*), concat_ws(',', e.*), count(*) FROM e JOIN d ON e.id = d.k")
+    assert short(st) == {"struct(id, n, k, v)": {"e.id:T", "e.n:T", "d.k:T", "d.v:T"},
+                         "concat_ws(,, id, n)": {"e.id:T", "e.n:T"}, "count(1)": set()} and st.warnings == ()
+    st = last(ddl + "SELECT hash(*) FROM nowhere")
+    assert st.confidence < 1 and any(w.startswith("hash(*): the star is not expanded") for w in st.warnings)
+
+
+def test_a_column_alias_list_renames_a_relations_columns_in_order():
+    ddl = "CREATE TABLE d (k INT, v STRING) USING parquet;\n"
+    st = last(ddl + "SELECT x.a, b FROM d AS x(a, b)")
+    assert short(st) == {"a": {"d.k:I"}, "b": {"d.v:I"}} and st.warnings == ()
+    st = last(ddl + "SELECT s.p FROM d, LATERAL (SELECT k + 1, v) s(p, q)")
+    assert short(st) == {"p": {"d.k:T"}} and st.warnings == ()
+
+
+def test_a_struct_star_with_except_leaves_those_fields_out():
+    st = last("CREATE TABLE c (id INT, info STRUCT<city: STRING, zip: STRING, geo: STRUCT<lat: DOUBLE>>) USING parquet;\n"
+              "SELECT x.info.* EXCEPT (zip) FROM c x")
+    assert short(st) == {"city": {"c.info.city:I"}, "geo": {"c.info.geo:I"}} and st.warnings == ()
