@@ -49,8 +49,9 @@ def with_agreement(plan: LineageReport, static: LineageReport) -> LineageReport:
     """``plan`` with each plan statement's agreement with ``static`` (the same script's static lineage).
 
     A statement is matched by its index in the script; where one statement made several writes (a
-    multi-insert, a scripting block), each is matched to the static write of the same target. Where
-    that is not one write (a scripting block that writes one table twice) or a write has no SQL text
+    multi-insert, a scripting block), each is matched to the static write of the same target (the k-th of
+    a target written k times, in the text's order). Where the counts differ (a scripting block's loop
+    writes a table more times than its text names it) or a write has no SQL text
     (a PySpark application), static lineage cannot be matched to it: its agreement is ``unavailable``,
     with the reason.
     """
@@ -70,9 +71,11 @@ def with_agreement(plan: LineageReport, static: LineageReport) -> LineageReport:
             note = Agreement(UNAVAILABLE, reason="the write has no SQL text (a DataFrame write)")
         elif counts[st.index] > 1 or len(found) > 1:
             same = [s for s in found if _target(s) == _target(st)]
-            twice = sum(1 for p in plan.statements if p.index == st.index and _target(p) == _target(st)) > 1
-            if len(same) == 1 and not twice:
-                note = agreement(st, same[0])
+            mine = [p for p in plan.statements if p.index == st.index and _target(p) == _target(st)]
+            if same and len(same) == len(mine):
+                # One target written n times by both (a multi-insert into one table twice): both sides list
+                # a statement's writes in the order of its text, so the k-th matches the k-th.
+                note = agreement(st, same[next(k for k, p in enumerate(mine) if p is st)])
             elif not found:
                 note = agreement(st, None)
             else:

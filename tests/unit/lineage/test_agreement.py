@@ -98,3 +98,14 @@ def test_a_multi_inserts_writes_are_each_matched_to_the_static_write_of_their_ta
     # The static extractor read none of them: each says so.
     nothing = with_agreement(plan, LineageReport()).statements
     assert all("no statement" in st.agreement.reason for st in nothing)
+
+
+def test_a_target_written_as_often_by_both_is_matched_write_for_write_in_the_texts_order():
+    """``FROM src INSERT INTO out SELECT .. INSERT INTO out SELECT ..``: both sides list the two writes of one
+    table in the order of the text; a third plan write (a loop of a scripting block) cannot be matched."""
+    first, second = statement("plan"), statement("plan", b_subtype="IDENTITY")
+    static = LineageReport((statement("sql"), statement("sql", b_subtype="IDENTITY")))
+    a, b = with_agreement(LineageReport((first, second)), static).statements
+    assert a.agreement == Agreement("same") and b.agreement == Agreement("same")
+    thrice = with_agreement(LineageReport((first, second, first)), static).statements
+    assert {c.agreement.static for c in thrice} == {"unavailable"}
