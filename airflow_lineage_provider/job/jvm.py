@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator
 from airflow_lineage_provider.lineage.model import SPARK_CATALOG
 from airflow_lineage_provider.lineage.naming import table_name
 from airflow_lineage_provider.lineage.plan import record as raw
+from airflow_lineage_provider.lineage.plan.record import all_nodes
 from airflow_lineage_provider.lineage.plan.record import short_class as short
 from airflow_lineage_provider.lineage.plan.writes import PARSED_WRITES, SAVE_MODES
 from airflow_lineage_provider.lineage.redact import strip_jdbc_credentials
@@ -357,19 +358,6 @@ NO_READER: dict[str, str] = {
 
 
 # -- walking plans ---------------------------------------------------------------------------------
-
-def all_nodes(flat: Any) -> Iterator[dict[str, Any]]:
-    """Every JSON object of a plan's JSON that is a tree node, nested plans and expressions included."""
-    stack = [flat]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            if "class" in item:
-                yield item
-            stack.extend(v for v in item.values() if isinstance(v, (list, dict)))
-
 
 def identifiers(flat: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """The ``TableIdentifier`` JSON of every catalog table a plan's JSON names."""

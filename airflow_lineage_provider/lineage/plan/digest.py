@@ -516,21 +516,15 @@ def _outer_values(plan: Tree) -> set[int]:
     return values - elsewhere
 
 
-def _outer_ids(raw: Any) -> set[int]:
+def _outer_ids(piece: Any) -> set[int]:
     """The exprIds of the outer columns (``OuterReference``) anywhere in a piece of Spark's JSON."""
     out: set[int] = set()
-    stack = [raw]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            if str(item.get("class", "")).endswith(".OuterReference"):
-                held = item.get("e")
-                eid = held[0].get("exprId") if isinstance(held, list) and held and isinstance(held[0], dict) else None
-                if isinstance(eid, dict) and "id" in eid:
-                    out.add(eid["id"])
-            stack.extend(v for v in item.values() if isinstance(v, (list, dict)))
+    for node in raw.all_nodes(piece):
+        if str(node["class"]).endswith(".OuterReference"):
+            held = node.get("e")
+            eid = held[0].get("exprId") if isinstance(held, list) and held and isinstance(held[0], dict) else None
+            if isinstance(eid, dict) and "id" in eid:
+                out.add(eid["id"])
     return out
 
 

@@ -103,7 +103,7 @@ readers read through, and the one readable-check of both record formats.
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from airflow_lineage_provider.lineage.naming import as_written
 from airflow_lineage_provider.lineage.plan.lean import LEAN
@@ -256,6 +256,20 @@ def expand_rows(extras: Mapping[str, Any], first_output: int | str) -> list[list
 def static_partitions(extras: Mapping[str, Any]) -> Mapping[str, str]:
     """An insert's static partition values (``PARTITION (p = 'x')``), column by column."""
     return write_of(extras).get(STATIC_PARTITIONS) or _NO_DICT
+
+
+def all_nodes(flat: Any) -> Iterator[dict[str, Any]]:
+    """Every JSON object of a plan's JSON that is a tree node (it has a ``class``), nested plans and
+    expressions included: the one walk over Spark's raw JSON, for the capture and the digest alike."""
+    stack = [flat]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            if "class" in item:
+                yield item
+            stack.extend(v for v in item.values() if isinstance(v, (list, dict)))
 
 
 def short_class(cls: str) -> str:
