@@ -353,8 +353,8 @@ def project_files(directory: Path) -> list[Path]:
     corpus = ["CREATE DATABASE IF NOT EXISTS diff_corpus;\nUSE diff_corpus;" + schema[len(head):]]
     for case in CASES:
         corpus.append(f"-- case {case.name}")
-        corpus += [s.sql + ";" for s in split_statements(case.setup)]
-        corpus.append(case.sql.strip().rstrip(";") + ";")
+        corpus += [_own_database(s.sql) + ";" for s in split_statements(case.setup)]
+        corpus.append(_own_database(case.sql.strip().rstrip(";")) + ";")
     tpcds = ["CREATE DATABASE IF NOT EXISTS diff_tpcds;", "USE diff_tpcds;",
              (TPCDS / "schema.sql").read_text().strip().rstrip(";") + ";"]
     tpcds += [f"-- {name}\n{sql};" for name, sql in tpcds_queries()]
@@ -362,6 +362,15 @@ def project_files(directory: Path) -> list[Path]:
     out[0].write_text("\n".join(corpus) + "\n")
     out[1].write_text("\n".join(tpcds) + "\n")
     return out
+
+
+def _own_database(sql: str) -> str:
+    """A case that names the corpus's database (`` `corpus`.`f`(3) ``) names the script's own: in the suite's
+    shared session ``corpus`` is another module's, with objects this script never created."""
+    return _CORPUS_DB.sub(lambda m: m.group(0).replace("corpus", "diff_corpus"), sql)
+
+
+_CORPUS_DB = re.compile(r"(?<![\w`])(?:`corpus`|corpus)\.", re.I)
 
 
 def project_setup(session: Any) -> None:
