@@ -259,6 +259,25 @@ def direct_inputs(origins: Iterable[Origin]) -> tuple[ColumnInput, ...]:
                          for o in origins), key=INPUT_ORDER))
 
 
+def unique_names(columns: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """``columns`` with each repeated name told apart by its occurrence: ``k``, ``k (2)``, ``k (3)``.
+
+    A bare query may return two columns of one name (``SELECT a.k, b.k``, a star over a join);
+    the document keys a statement's columns by name, so without this the last one would silently
+    replace the first. A table never has two columns of one name, so no write is renamed.
+    """
+    out: list[tuple[str, Any]] = []
+    taken: set[str] = set()
+    for name, value in columns:
+        n, unique = 1, name
+        while unique in taken:
+            n += 1
+            unique = f"{name} ({n})"
+        taken.add(unique)
+        out.append((unique, value))
+    return out
+
+
 SAME = "same"
 DIFFERS = "differs"
 UNAVAILABLE = "unavailable"
@@ -317,7 +336,7 @@ class StatementLineage:
         direct inputs, the inputs by label, the indirect inputs sorted. Both extractors build here."""
         return cls(index=index, sql=sql, method=method, confidence=confidence, target=target,
                    inputs=tuple(sorted(inputs, key=attrgetter("label"))),
-                   columns=tuple((name, direct_inputs(origins)) for name, origins in columns),
+                   columns=tuple((name, direct_inputs(origins)) for name, origins in unique_names(columns)),
                    indirect=tuple(sorted(indirect, key=INPUT_ORDER)), warnings=warnings)
 
     @property

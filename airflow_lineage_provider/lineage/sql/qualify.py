@@ -31,6 +31,8 @@ def qualify(query: exp.Expression, sql: str, db: str, schema: MappingSchema
     # sqlglot's qualify, step by step: the steps it takes for validation, quoting and dot-part
     # recovery are of no use here, and its table step is mostly done by one walk of our own.
     query = normalize_identifiers(query, dialect=SPARK_DIALECT)
+    if "*" in text:
+        _tell_repeats_apart(query)
     if not _qualify_tables(query, db):
         query = qualify_tables(query, db=db, catalog=SPARK_CATALOG, dialect=SPARK_DIALECT)
     return qualify_columns(query, schema), names, using
@@ -71,6 +73,32 @@ def _prepare(query: exp.Expression, walk: bool = True) -> tuple[dict[str, str], 
             if alias.alias:
                 names.setdefault(alias.alias.lower(), alias.alias)
     return names, using
+
+
+def _tell_repeats_apart(query: exp.Expression) -> None:
+    """Rename a subquery's repeated output names (``SELECT a.k, b.k``) as the document tells them apart.
+
+    Spark expands a star over such a subquery by position, to two columns of one name; sqlglot
+    leaves that star unexpanded (a name would be ambiguous). No outer query can name either
+    column (Spark refuses the ambiguous reference), so only a star sees them: renamed ``k (2)``,
+    they expand, and the outer output names are those ``unique_names`` gives the document.
+    """
+    for select in query.find_all(exp.Select):
+        if select is query or not isinstance(select.parent, (exp.Subquery, exp.CTE, exp.SetOperation)):
+            continue
+        seen: set[str] = set()
+        for i, p in enumerate(select.expressions):
+            name = p.alias_or_name
+            if not name or isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star)):
+                continue
+            n, unique = 1, name
+            while unique in seen:
+                n += 1
+                unique = f"{name} ({n})"
+            seen.add(unique)
+            if unique != name:
+                target = p.this if isinstance(p, exp.Alias) else p
+                select.expressions[i] = exp.alias_(target, exp.to_identifier(unique, quoted=True))
 
 
 # Sources sqlglot's qualify_tables gives names or default columns to, or rewrites.

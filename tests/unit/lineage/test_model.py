@@ -20,8 +20,10 @@ from airflow_lineage_provider.lineage.model import (
     ColumnInput,
     Dataset,
     LineageReport,
+    Origin,
     StatementLineage,
     stronger,
+    unique_names,
 )
 from airflow_lineage_provider.lineage.plan import resolve
 from tests.helpers import plan_record
@@ -121,6 +123,21 @@ def test_extracted_lineage_round_trips_through_json():
     back = LineageReport.from_dict(json.loads(json.dumps(report.to_dict())))
     assert back == report
     assert back.statements[0].column_map["p"] == lineage.column_map["p"]
+
+
+def test_a_query_with_two_columns_of_one_name_keeps_both_through_the_document():
+    # SELECT a.k, b.k, k + 1 AS k: the document keys columns by name, so each repeat gets its occurrence.
+    a, b = Origin("t.a", "k", IDENTITY, "a.k", False), Origin("t.b", "k", IDENTITY, "b.k", False)
+    st = StatementLineage.of(index=0, sql="", method="plan", confidence=1.0, target=None, inputs=(),
+                             columns=[("k", [a]), ("k", [b]), ("k", [b])], indirect=(), warnings=())
+    assert [name for name, _ in st.columns] == ["k", "k (2)", "k (3)"]
+    back = StatementLineage.from_dict(json.loads(json.dumps(st.to_dict())))
+    assert back == st and back.column_map["k (2)"][0].table == "t.b"
+
+
+def test_unique_names_skips_a_name_the_query_already_has():
+    names = [n for n, _ in unique_names([("k", 1), ("k (2)", 2), ("k", 3), ("K", 4)])]
+    assert names == ["k", "k (2)", "k (3)", "K"]
 
 
 def test_empty_report_round_trip():
