@@ -45,7 +45,7 @@ if str(ROOT) not in sys.path:  # run as a script
     sys.path.insert(0, str(ROOT))
 
 from airflow_lineage_provider.lineage.agreement import edges  # noqa: E402
-from airflow_lineage_provider.lineage.model import DIFFERS, SAME, UNAVAILABLE, StatementLineage  # noqa: E402
+from airflow_lineage_provider.lineage.model import DIFFERS, SAME, UNAVAILABLE, LineageReport, StatementLineage  # noqa: E402
 from airflow_lineage_provider.lineage.sql.extractor import EXTRACTION_FAILED, PARSE_FAILED  # noqa: E402
 from airflow_lineage_provider.lineage.statements import split_statements  # noqa: E402
 
@@ -90,6 +90,7 @@ class Row:
     plan_edges: int = 0
     static_edges: int = 0
     plan_warnings: list[str] = field(default_factory=list)  # a plan-side gap: an unknown node, a write it misread
+    silent: list[str] = field(default_factory=list)  # target columns static left out at confidence 1
 
 
 # -- running one file ------------------------------------------------------------------------------------
@@ -124,7 +125,7 @@ def run_script(spark: Any, name: str, script: str, setup: Callable[[Any], None] 
     from airflow_lineage_provider.job.dump import read_dump
     from airflow_lineage_provider.job.script import ScriptRunner
     from airflow_lineage_provider.lineage.extract import from_records
-    from airflow_lineage_provider.lineage.sql.static import TaskSql
+    from airflow_lineage_provider.lineage.sql.static import TaskSql, static_as_seen
 
     session = spark.newSession()
     if setup is not None:
@@ -139,6 +140,7 @@ def run_script(spark: Any, name: str, script: str, setup: Callable[[Any], None] 
             _drop_new(spark, before)
         result = read_dump(dump)
     report = TaskSql(script).agreement(from_records(result.records, result.warnings), result.records)
+    quiet_gaps = silent_writes(report, static_as_seen(script, result.records))
     whole = [w for w in report.warnings if "static" in w]  # the static side failed on the whole script
     by_index: dict[int, list[StatementLineage]] = {}
     for st in report.statements:
@@ -159,8 +161,29 @@ def run_script(spark: Any, name: str, script: str, setup: Callable[[Any], None] 
             row.outcome, row.family = PLAN_SKIPPED, str(status.get("kind"))
         elif found:
             _judge(row, found, whole)
+            row.silent = quiet_gaps.get(index, [])
         rows.append(row)
     return rows
+
+
+def silent_writes(plans: LineageReport, static: LineageReport) -> dict[int, list[str]]:
+    """Per statement, the target columns of a plan write that the static lineage of the same write
+    leaves out while saying confidence 1: a gap no warning tells a user about (issue 27: none may be)."""
+    mine: dict[tuple[int, str], list[StatementLineage]] = {}
+    for st in static.statements:
+        if st.target is not None:
+            mine.setdefault((st.index, st.target.label), []).append(st)
+    out: dict[int, list[str]] = {}
+    for st in plans.statements:
+        if st.method != "plan" or st.target is None:
+            continue
+        for other in mine.get((st.index, st.target.label), []):
+            # By count: a CTAS's generated names may differ (another family); a column left out may not.
+            theirs = {n.lower() for n, _ in other.columns}
+            left_out = [name for name, _ in st.columns if name.lower() not in theirs]
+            if len(other.columns) < len(st.columns) and other.confidence >= 1.0:
+                out.setdefault(st.index, []).extend(f"{st.target.label}.{name}" for name in left_out)
+    return out
 
 
 def _spark_error_class(message: str) -> str:
@@ -286,6 +309,7 @@ def summary(rows: list[Row]) -> dict[str, Any]:
         "plan_failed": sum(r.outcome == PLAN_FAILED for r in rows),
         "plan_crashed": sum(r.family == PLAN_CRASH for r in rows),
         "plan_warned": sum(bool(r.plan_warnings) for r in rows),
+        "static_silent": sum(bool(r.silent) for r in rows),
         "outcomes": dict(Counter(r.outcome for r in rows)),
         "families": dict(sorted(families.items(), key=lambda kv: -kv[1]["count"])),
     }
@@ -308,6 +332,8 @@ def format_rows(rows: list[Row]) -> str:
             lines += [f"    plan warns:  {w[:200]}" for w in r.plan_warnings]
             lines += [f"    only plan:   {e}" for e in r.only_plan[:12]]
             lines += [f"    only static: {e}" for e in r.only_static[:12]]
+        if r.silent:
+            lines.append(f"    static left out at confidence 1: {', '.join(r.silent[:12])}")
     return "\n".join(lines)
 
 
@@ -321,7 +347,8 @@ def format_summary(s: dict[str, Any]) -> str:
         f"static agrees on {s['agree']} ({_pct(s['agree'], n)}); {s['agree_but_names']} "
         f"({_pct(s['agree_but_names'], n)}) if only generated names differ",
         f"static crashed on {s['static_crashed']}, gave nothing on {s['static_empty']} "
-        f"({s['parse_failures']} parse failures in all)",
+        f"({s['parse_failures']} parse failures in all); left target columns out at confidence 1 on "
+        f"{s['static_silent']} writes",
         "families:",
     ]
     for key, f in s["families"].items():

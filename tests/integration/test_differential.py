@@ -43,6 +43,31 @@ def test_no_extractor_crashes(rows):
 
 
 @pytest.mark.slow
+def test_no_write_has_static_columns_missing_at_confidence_one(rows):
+    for name, got in rows.items():
+        assert [(r.sql, r.silent) for r in got if r.silent] == [], name
+
+
+def test_a_write_static_reads_short_at_confidence_one_is_told():
+    from airflow_lineage_provider.lineage.model import Dataset, LineageReport, Origin, StatementLineage
+
+    target = Dataset(namespace="spark_catalog", name="db.t", table="spark_catalog.db.t")
+    a = Origin("spark_catalog.db.s", "a", "IDENTITY", "a", False)
+
+    def write(method, confidence, columns):
+        return StatementLineage.of(index=2, sql="", method=method, confidence=confidence, target=target,
+                                   inputs=(), columns=columns, indirect=(), warnings=())
+
+    plan = LineageReport(statements=(write("plan", 1.0, [("x", [a]), ("y", [a])]),))
+    short = LineageReport(statements=(write("sql", 1.0, [("x", [a])]),))
+    warned = LineageReport(statements=(write("sql", 0.5, [("x", [a])]),))
+    renamed = LineageReport(statements=(write("sql", 1.0, [("x", [a]), ("_c1", [a])]),))
+    assert differential.silent_writes(plan, short) == {2: ["spark_catalog.db.t.y"]}
+    assert differential.silent_writes(plan, warned) == {}
+    assert differential.silent_writes(plan, renamed) == {}  # a name apart is another family, not a gap
+
+
+@pytest.mark.slow
 def test_tpcds_every_query_resolves_and_agrees(rows):
     s = differential.summary(rows["tpcds.sql"])
     assert s["plan_failed"] == 0, s["families"]

@@ -117,18 +117,25 @@ def with_static_agreement(report: LineageReport, sql: str, records: Iterable[dic
     from airflow_lineage_provider.lineage.agreement import with_agreement
 
     try:
-        seen = SchemaCache(None)
-        if cache is not None:
-            for table in cache.tables():
-                seen.put(table, cache.get(table) or [])
-        for record in records:
-            for table, columns in (record.get("schemas") or {}).items():
-                seen.put(table, unpack_columns(columns))
-        return with_agreement(report, static(sql, schema=schema, warehouse=warehouse, cache=seen))
+        return with_agreement(report, static_as_seen(sql, records, schema=schema, cache=cache, warehouse=warehouse))
     except Exception as e:  # noqa: BLE001 - lineage never breaks the job
         log.warning("the agreement check failed: %s: %s", e.__class__.__name__, e)  # one line; the trace at debug
         log.debug("the agreement check failed", exc_info=True)
         return report.with_warning(f"the static agreement check failed: {e.__class__.__name__}: {e}")
+
+
+def static_as_seen(sql: str, records: Iterable[dict[str, Any]] = (), *, schema: Any = None, cache: Any = None,
+                   warehouse: str | None = None) -> LineageReport:
+    """The static lineage of ``sql`` told every table the plans of ``records`` saw, with its columns
+    (and those of ``cache``): what the agreement compares the plans with."""
+    seen = SchemaCache(None)
+    if cache is not None:
+        for table in cache.tables():
+            seen.put(table, cache.get(table) or [])
+    for record in records:
+        for table, columns in (record.get("schemas") or {}).items():
+            seen.put(table, unpack_columns(columns))
+    return static(sql, schema=schema, warehouse=warehouse, cache=seen)
 
 
 def remember_schemas(cache: SchemaCache, records: list[dict[str, Any]]) -> int:
