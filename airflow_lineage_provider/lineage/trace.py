@@ -1,0 +1,393 @@
+"""A column's lineage across DAGs: every task's lineage joined where one task writes a dataset another reads.
+
+A run's document says, for one task, which source columns each written column came from. Across
+DAGs the same dataset (``namespace`` + ``name``, the names OpenLineage events and Airflow assets
+carry) is written by one task and read by others, so joining the documents there answers the
+questions asked of a column rather than of a run: where does it come from, end to end, and what
+breaks if it changes. Standard library only: the UI's API, the CLI and the benchmark all build here.
+
+Each task counts once, by its latest successful run (or its latest at a given time, ``as_of``):
+what the pipeline does now, not every run it ever made.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+from airflow_lineage_provider.lineage.model import Dataset, LineageReport
+
+UPSTREAM = "upstream"
+DOWNSTREAM = "downstream"
+UNWRITTEN = ("no task with column lineage writes it: a task without capture, or a load from outside "
+             "Airflow, may")
+
+
+@dataclass(frozen=True, order=True)
+class TaskRun:
+    """A successful task instance whose lineage document the trace reads.
+
+    ``ended``: when it ended, ISO 8601 in UTC (``2026-11-27T05:00:00+00:00``); runs of a task compare
+    by it, so every producer writes it the same way.
+    """
+
+    ended: str
+    dag_id: str
+    task_id: str
+    run_id: str
+    map_index: int = -1
+
+    @property
+    def task(self) -> tuple[str, str, int]:
+        return self.dag_id, self.task_id, self.map_index
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"dag_id": self.dag_id, "task_id": self.task_id, "run_id": self.run_id,
+                                  "ended": self.ended}
+        if self.map_index >= 0:
+            out["map_index"] = self.map_index
+        return out
+
+
+@dataclass(frozen=True)
+class Field:
+    """A column of a dataset; ``column`` ``""`` is the whole dataset (a statement's indirect inputs
+    act on every column it writes). ``label``: what a person calls the dataset (its table name)."""
+
+    namespace: str
+    name: str
+    column: str = ""
+    label: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        # Spark compares column names case-insensitively: `Birthday` written is `birthday` read.
+        return self.namespace, self.name, self.column.lower()
+
+    @property
+    def dataset(self) -> tuple[str, str]:
+        return self.namespace, self.name
+
+    def to_dict(self) -> dict[str, str]:
+        return {"namespace": self.namespace, "name": self.name, "label": self.label or self.name,
+                "column": self.column}
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One step of a trace: ``run`` wrote ``target`` from ``source`` in its statement ``statement``.
+
+    ``depth`` counts steps from the start, each way. ``indirect``: the source decided which rows or
+    groups the target got (a filter, join or group key) rather than a value; its target is the
+    whole dataset. ``stale``: why the data the reading run saw may be older than the pipeline's
+    (``""``: it is not).
+    """
+
+    direction: str
+    depth: int
+    target: Field
+    source: Field
+    subtype: str
+    expression: str
+    indirect: bool
+    run: TaskRun
+    statement: int
+    stale: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return {"direction": self.direction, "depth": self.depth, "target": self.target.to_dict(),
+                "source": self.source.to_dict(), "subtype": self.subtype, "expression": self.expression,
+                "indirect": self.indirect, "run": self.run.to_dict(), "statement": self.statement,
+                "stale": self.stale}
+
+
+@dataclass(frozen=True)
+class Hidden:
+    """Hops of a DAG the asking user may not read: how many and where, never their columns or SQL.
+    The trace does not go on through them (what lies beyond would show what they read)."""
+
+    direction: str
+    depth: int
+    hops: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {"direction": self.direction, "depth": self.depth, "hops": self.hops}
+
+
+@dataclass(frozen=True)
+class Source:
+    """A dataset the trace reached upstream that no task with lineage writes, and why that matters."""
+
+    dataset: Field
+    reason: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"dataset": self.dataset.to_dict(), "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Every hop from ``start`` each way asked, nearest first; what could not be shown, said."""
+
+    start: Field
+    hops: tuple[Hop, ...] = ()
+    hidden: tuple[Hidden, ...] = ()
+    sources: tuple[Source, ...] = ()
+    found: bool = True  # False: no task with lineage writes or reads ``start``
+
+    def to_dict(self) -> dict[str, object]:
+        return {"start": self.start.to_dict(), "found": self.found, "hops": [h.to_dict() for h in self.hops],
+                "hidden": [h.to_dict() for h in self.hidden], "sources": [s.to_dict() for s in self.sources]}
+
+
+# -- one run's edges, read once ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Edge:
+    target: Field
+    source: Field
+    subtype: str
+    expression: str
+    indirect: bool
+    statement: int
+
+
+@dataclass(frozen=True)
+class _Run:
+    run: TaskRun
+    edges: tuple[_Edge, ...]
+    written: tuple[Field, ...]  # datasets (column "")
+    read: tuple[Field, ...]
+
+
+def _field(d: Dataset, column: str = "") -> Field:
+    return Field(d.namespace, d.name, column, d.table or d.name)
+
+
+def read_run(run: TaskRun, report: LineageReport) -> _Run:
+    """A run's document as edges between dataset columns: each input named by its dataset."""
+    edges: list[_Edge] = []
+    written: dict[tuple[str, str], Field] = {}
+    read: dict[tuple[str, str], Field] = {}
+    for st in report.statements:
+        if st.method == "none":
+            continue
+        by_label = {d.label: d for d in st.inputs}
+        for d in st.inputs:
+            read.setdefault((d.namespace, d.name), _field(d))
+        if st.target is None:  # a bare query writes nothing another task could read
+            continue
+        target = st.target
+        written.setdefault((target.namespace, target.name), _field(target))
+        for column, inputs in st.columns:
+            into = _field(target, column)
+            for i in inputs:
+                d = by_label.get(i.table) or Dataset(namespace="", name=i.table, table=i.table)
+                edges.append(_Edge(into, _field(d, i.field), i.subtype, i.expression, False, st.index))
+        whole = _field(target)
+        for i in st.indirect:
+            d = by_label.get(i.table) or Dataset(namespace="", name=i.table, table=i.table)
+            edges.append(_Edge(whole, _field(d, i.field), i.subtype, "", True, st.index))
+    return _Run(run, tuple(edges), tuple(written.values()), tuple(read.values()))
+
+
+# -- the index ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _View:
+    """The adjacency of the runs that count at one time: each task's latest successful run."""
+
+    up: dict[tuple[str, str, str], list[tuple[_Edge, _Run]]] = field(default_factory=dict)
+    down: dict[tuple[str, str, str], list[tuple[_Edge, _Run]]] = field(default_factory=dict)
+    up_indirect: dict[tuple[str, str], list[tuple[_Edge, _Run]]] = field(default_factory=dict)
+    down_indirect: dict[tuple[str, str, str], list[tuple[_Edge, _Run]]] = field(default_factory=dict)
+    writers: dict[tuple[str, str], list[_Run]] = field(default_factory=dict)
+    columns: dict[tuple[str, str], dict[str, Field]] = field(default_factory=dict)
+
+    def add(self, r: _Run) -> None:
+        for d in r.written:
+            self.writers.setdefault(d.dataset, []).append(r)
+        for e in r.edges:
+            if e.indirect:
+                self.up_indirect.setdefault(e.target.dataset, []).append((e, r))
+                self.down_indirect.setdefault(e.source.key, []).append((e, r))
+            else:
+                self.up.setdefault(e.target.key, []).append((e, r))
+                self.down.setdefault(e.source.key, []).append((e, r))
+                self.columns.setdefault(e.target.dataset, {}).setdefault(e.target.key[2], e.target)
+            self.columns.setdefault(e.source.dataset, {}).setdefault(e.source.key[2], e.source)
+
+    def remove(self, r: _Run) -> None:
+        for d in r.written:
+            _drop(self.writers, d.dataset, r)
+        for e in r.edges:
+            if e.indirect:
+                _drop(self.up_indirect, e.target.dataset, r)
+                _drop(self.down_indirect, e.source.key, r)
+            else:
+                _drop(self.up, e.target.key, r)
+                _drop(self.down, e.source.key, r)
+        # ``columns`` keeps names once seen: they are only offered to search and start from.
+
+
+def _drop(index: dict, key: object, run: _Run) -> None:
+    """Take ``run``'s entries out of ``index[key]`` (by identity: two runs may hold equal edges)."""
+    items = index.get(key)
+    if items is None:
+        return
+    items[:] = [x for x in items if (x[1] if type(x) is tuple else x) is not run]
+    if not items:
+        del index[key]
+
+
+class TraceIndex:
+    """Every task run's lineage, kept so that a trace costs what it reaches, not what is stored.
+
+    ``add`` each successful run as it is found (any order); the current view (each task's latest
+    run) is kept up to date as runs arrive. ``as_of`` builds the view of that time from the runs
+    kept.
+    """
+
+    def __init__(self) -> None:
+        self._runs: dict[tuple[str, str, int], list[_Run]] = {}
+        self._now = _View()
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._runs.values())
+
+    def add(self, run: TaskRun, report: LineageReport) -> None:
+        """Keep a successful run's lineage; it replaces the task's latest run when it ended later."""
+        r = read_run(run, report)
+        runs = self._runs.setdefault(run.task, [])
+        if any(x.run == run for x in runs):
+            return
+        latest = runs[-1] if runs else None
+        runs.append(r)
+        runs.sort(key=lambda x: x.run.ended)
+        if latest is None or runs[-1] is r:
+            if latest is not None:
+                self._now.remove(latest)
+            self._now.add(r)
+
+    def datasets(self) -> Iterator[Field]:
+        """Every dataset a counted run wrote or read (column ``""``), for search."""
+        for key, columns in self._now.columns.items():
+            first = next(iter(columns.values()))
+            yield Field(key[0], key[1], "", first.label)
+
+    def columns(self, namespace: str, name: str) -> list[Field]:
+        return sorted(self._now.columns.get((namespace, name), {}).values(), key=lambda f: f.column.lower())
+
+    def find(self, text: str) -> list[Field]:
+        """Datasets whose label or name is ``text`` (a table name: ``db.t`` or ``spark_catalog.db.t``; a path)."""
+        want = text.strip().lower()
+        out = []
+        for d in self.datasets():
+            label, name = d.label.lower(), d.name.lower()
+            if want in (label, name, f"{d.namespace}/{d.name}".lower()) or label.endswith("." + want):
+                out.append(d)
+        return out
+
+    def _view(self, as_of: str | None) -> _View:
+        if as_of is None:
+            return self._now
+        view = _View()
+        for runs in self._runs.values():
+            then = [r for r in runs if r.run.ended <= as_of]
+            if then:
+                view.add(then[-1])
+        return view
+
+    def _previous(self, run: TaskRun) -> TaskRun | None:
+        runs = self._runs.get(run.task, [])
+        earlier = [r.run for r in runs if r.run.ended < run.ended]
+        return earlier[-1] if earlier else None
+
+    def trace(self, start: Field, *, upstream: bool = True, downstream: bool = True, depth: int | None = None,
+              as_of: str | None = None, visible: Callable[[str], bool] | None = None) -> Trace:
+        """Hops from ``start`` (a column, or a whole dataset with column ``""``), each way asked, up
+        to ``depth`` steps (``None``: all). ``visible(dag_id)``: whether the asking user may read a
+        DAG; hops of the others are counted as hidden and not followed. A cycle (a table that feeds
+        itself over runs) ends where a column comes back."""
+        view = self._view(as_of)
+        if start.column:
+            starts = [start]
+        else:
+            starts = list(view.columns.get(start.dataset, {}).values())
+        found = bool(starts) and any(f.key in view.up or f.key in view.down or f.key in view.down_indirect
+                                     or f.dataset in view.up_indirect for f in starts)
+        hops: list[Hop] = []
+        hidden: list[Hidden] = []
+        sources: dict[tuple[str, str], Source] = {}
+        can_see = visible or (lambda _dag: True)
+        if upstream:
+            self._walk(view, starts, UPSTREAM, depth, can_see, hops, hidden, sources)
+        if downstream:
+            self._walk(view, starts, DOWNSTREAM, depth, can_see, hops, hidden, sources)
+        return Trace(start=start, hops=tuple(hops), hidden=tuple(hidden), sources=tuple(sources.values()),
+                     found=found)
+
+    def _walk(self, view: _View, starts: Iterable[Field], direction: str, depth: int | None,
+              can_see: Callable[[str], bool], hops: list[Hop], hidden: list[Hidden],
+              sources: dict[tuple[str, str], Source]) -> None:
+        seen = {f.key for f in starts}
+        frontier = deque((f, 1) for f in starts)
+        shown: set[tuple] = set()
+        indirect_done: set[tuple[str, str]] = set()
+        while frontier:
+            here, level = frontier.popleft()
+            if depth is not None and level > depth:
+                continue
+            if direction == UPSTREAM:
+                steps = list(view.up.get(here.key, ()))
+                if here.dataset not in indirect_done:  # a dataset's indirect inputs, once per walk
+                    indirect_done.add(here.dataset)
+                    steps += view.up_indirect.get(here.dataset, ())
+            else:
+                steps = list(view.down.get(here.key, ())) + list(view.down_indirect.get(here.key, ()))
+            blocked = 0
+            for e, r in steps:
+                if not can_see(r.run.dag_id):
+                    blocked += 1
+                    continue
+                ident = (e.target.key, e.source.key, e.indirect, e.statement, r.run.task)
+                if ident in shown:
+                    continue
+                shown.add(ident)
+                stale = self._stale(view, r, e.source)
+                hops.append(Hop(direction, level, e.target, e.source, e.subtype, e.expression, e.indirect,
+                                r.run, e.statement, stale))
+                nxt = e.source if direction == UPSTREAM else e.target
+                if e.indirect:
+                    if direction == UPSTREAM and e.source.dataset not in view.writers:
+                        sources.setdefault(e.source.dataset, Source(_whole(e.source), UNWRITTEN))
+                    continue  # indirect inputs are shown apart, not followed
+                if direction == UPSTREAM and e.source.dataset not in view.writers:
+                    sources.setdefault(e.source.dataset, Source(_whole(e.source), UNWRITTEN))
+                if nxt.key not in seen:
+                    seen.add(nxt.key)
+                    frontier.append((nxt, level + 1))
+            if blocked:
+                hidden.append(Hidden(direction, level, blocked))
+
+    def _stale(self, view: _View, reader: _Run, source: Field) -> str:
+        """Why ``reader`` may have read ``source`` old: every task that writes it last succeeded before
+        the reader's previous successful run, so the reader has run again on data no one refreshed."""
+        writers = view.writers.get(source.dataset)
+        if not writers:
+            return ""
+        before = self._previous(reader.run)
+        if before is None:
+            return ""
+        latest = max(w.run for w in writers)
+        if latest.ended < before.ended:
+            return (f"{latest.dag_id}.{latest.task_id} last wrote {source.label or source.name} at {latest.ended}, "
+                    f"before {reader.run.dag_id}.{reader.run.task_id}'s previous successful run ({before.ended})")
+        return ""
+
+
+def _whole(f: Field) -> Field:
+    return Field(f.namespace, f.name, "", f.label)

@@ -1,0 +1,189 @@
+"""lineage/trace.py: a column's lineage across DAGs, joined where one task writes what another reads."""
+
+from __future__ import annotations
+
+from airflow_lineage_provider.lineage.model import (
+    AGGREGATION,
+    FILTER,
+    IDENTITY,
+    INDIRECT,
+    JOIN,
+    TRANSFORMATION,
+    ColumnInput,
+    Dataset,
+    LineageReport,
+    Origin,
+    StatementLineage,
+)
+from airflow_lineage_provider.lineage.trace import DOWNSTREAM, UPSTREAM, Field, TaskRun, TraceIndex
+
+WH = "file"
+
+
+def table(name: str) -> Dataset:
+    return Dataset(namespace=WH, name=f"/wh/{name}", table=f"spark_catalog.default.{name}")
+
+
+def write(target: str, columns: dict[str, list[tuple[str, str, str]]], indirect=(), index: int = 0,
+          reads: tuple[str, ...] = ()) -> StatementLineage:
+    """A write of ``target``: ``{column: [(table, field, subtype)]}``, indirect ``[(table, field, subtype)]``."""
+    names = {t for srcs in columns.values() for t, _, _ in srcs} | {t for t, _, _ in indirect} | set(reads)
+    return StatementLineage.of(
+        index=index, sql=f"INSERT INTO {target} ...", method="plan", confidence=1.0, target=table(target),
+        inputs=[table(n) for n in names],
+        columns=[(c, [Origin(f"spark_catalog.default.{t}", f, s, f"{t}.{f}", False) for t, f, s in srcs])
+                 for c, srcs in columns.items()],
+        indirect=[ColumnInput(f"spark_catalog.default.{t}", f, INDIRECT, s) for t, f, s in indirect],
+        warnings=())
+
+
+def report(*statements: StatementLineage) -> LineageReport:
+    return LineageReport(statements=statements)
+
+
+def col(name: str, column: str = "") -> Field:
+    return Field(WH, f"/wh/{name}", column)
+
+
+def run(dag: str, task: str, day: int, hour: int = 1) -> TaskRun:
+    return TaskRun(ended=f"2026-11-{day:02d}T{hour:02d}:00:00+00:00", dag_id=dag, task_id=task,
+                   run_id=f"scheduled__2026-11-{day:02d}")
+
+
+# DAG A builds dwd_users from ods_users and dim_company; DAG B reads dwd_users into a report.
+DWD = write("dwd_users", {
+    "id": [("ods_users", "id", IDENTITY)],
+    "age": [("ods_users", "birthday", TRANSFORMATION)],
+    "company_name": [("dim_company", "company_name", IDENTITY)],
+}, indirect=[("ods_users", "company_id", JOIN), ("dim_company", "id", JOIN)])
+REPORT = write("report", {
+    "company_name": [("dwd_users", "company_name", IDENTITY)],
+    "users": [("dwd_users", "id", AGGREGATION)],
+    "age_band": [("dwd_users", "age", TRANSFORMATION)],
+}, indirect=[("dwd_users", "company_name", "GROUP_BY")])
+
+
+def two_dags(day_a: int = 27, day_b: int = 27) -> TraceIndex:
+    index = TraceIndex()
+    index.add(run("dag_a", "build_dwd", day_a, 1), report(DWD))
+    index.add(run("dag_b", "build_report", day_b, 2), report(REPORT))
+    return index
+
+
+def edges(trace, direction=None):
+    return {(h.depth, h.target.label.rsplit(".", 1)[-1] + "." + h.target.column, h.source.label.rsplit(".", 1)[-1]
+             + "." + h.source.column, h.subtype, h.run.dag_id)
+            for h in trace.hops if direction is None or h.direction == direction}
+
+
+def test_upstream_of_a_report_column_goes_back_through_the_dag_that_wrote_its_source():
+    t = two_dags().trace(col("report", "company_name"), downstream=False)
+    assert edges(t) == {
+        (1, "report.company_name", "dwd_users.company_name", IDENTITY, "dag_b"),
+        (1, "report.", "dwd_users.company_name", "GROUP_BY", "dag_b"),
+        (2, "dwd_users.company_name", "dim_company.company_name", IDENTITY, "dag_a"),
+        (2, "dwd_users.", "ods_users.company_id", JOIN, "dag_a"),
+        (2, "dwd_users.", "dim_company.id", JOIN, "dag_a"),
+    }
+    assert {h.indirect for h in t.hops if h.target.column == ""} == {True}
+    # Read but written by no task with lineage: said, with the reason.
+    assert sorted(s.dataset.name for s in t.sources) == ["/wh/dim_company", "/wh/ods_users"]
+    assert all("no task with column lineage writes it" in s.reason for s in t.sources)
+    assert t.found and t.hidden == ()
+
+
+def test_downstream_impact_of_a_source_column_crosses_both_dags():
+    t = two_dags().trace(col("ods_users", "birthday"), upstream=False)
+    assert edges(t) == {
+        (1, "dwd_users.age", "ods_users.birthday", TRANSFORMATION, "dag_a"),
+        (2, "report.age_band", "dwd_users.age", TRANSFORMATION, "dag_b"),
+    }
+    assert {h.direction for h in t.hops} == {DOWNSTREAM}
+
+
+def test_a_join_key_downstream_reaches_the_whole_dataset_it_decides():
+    t = two_dags().trace(col("ods_users", "company_id"), upstream=False)
+    assert edges(t) == {(1, "dwd_users.", "ods_users.company_id", JOIN, "dag_a")}
+
+
+def test_depth_limits_each_way():
+    index = two_dags()
+    one = index.trace(col("dwd_users", "company_name"), depth=1)
+    assert {(h.direction, h.depth) for h in one.hops} == {(UPSTREAM, 1), (DOWNSTREAM, 1)}
+    assert edges(one, DOWNSTREAM) == {(1, "report.company_name", "dwd_users.company_name", IDENTITY, "dag_b"),
+                                      (1, "report.", "dwd_users.company_name", "GROUP_BY", "dag_b")}
+    assert len(index.trace(col("report", "age_band"), downstream=False, depth=1).hops) == 2
+    assert len(index.trace(col("report", "age_band"), downstream=False).hops) == 5
+
+
+def test_a_table_that_feeds_itself_ends_where_the_column_comes_back():
+    index = TraceIndex()
+    index.add(run("dag_c", "accumulate", 27), report(write("totals", {
+        "n": [("totals", "n", TRANSFORMATION), ("events", "n", AGGREGATION)]})))
+    up = index.trace(col("totals", "n"), downstream=False)
+    assert edges(up) == {(1, "totals.n", "totals.n", TRANSFORMATION, "dag_c"),
+                         (1, "totals.n", "events.n", AGGREGATION, "dag_c")}
+    down = index.trace(col("events", "n"), upstream=False, depth=None)
+    assert edges(down) == {(1, "totals.n", "events.n", AGGREGATION, "dag_c"),
+                           (2, "totals.n", "totals.n", TRANSFORMATION, "dag_c")}
+
+
+def test_a_later_run_replaces_the_task_edges_and_as_of_shows_the_earlier():
+    index = two_dags()
+    index.add(run("dag_c", "rollup", 25), report(write("summary", {"name": [("report", "company_name", IDENTITY)]})))
+    index.add(run("dag_c", "rollup", 27), report(write("summary", {"name": [("report", "company_name",
+                                                                                TRANSFORMATION)]})))
+    now = index.trace(col("summary", "name"), downstream=False, depth=1)
+    assert {h.subtype for h in now.hops} == {TRANSFORMATION}
+    then = index.trace(col("summary", "name"), downstream=False, depth=1, as_of="2026-11-26T00:00:00+00:00")
+    assert {h.subtype for h in then.hops} == {IDENTITY}
+    assert {h.run.run_id for h in then.hops} == {"scheduled__2026-11-25"}
+    # A run found late (an older one) does not replace the newer.
+    index.add(run("dag_c", "rollup", 20), report(write("summary", {"name": [("report", "users", IDENTITY)]})))
+    assert index.trace(col("summary", "name"), downstream=False, depth=1) == now
+    # Before any run of the task, nothing.
+    assert not index.trace(col("summary", "name"), as_of="2026-11-01T00:00:00+00:00").found
+
+
+def test_a_hidden_dag_is_counted_never_shown_or_walked_through():
+    index = two_dags()
+    index.add(run("dag_c", "rollup", 27, 3), report(write("summary", {"name": [("report", "company_name",
+                                                                                   IDENTITY)]})))
+    t = index.trace(col("dim_company", "company_name"), upstream=False, visible=lambda dag: dag != "dag_b")
+    assert edges(t) == {(1, "dwd_users.company_name", "dim_company.company_name", IDENTITY, "dag_a")}
+    assert [(h.direction, h.depth, h.hops) for h in t.hidden] == [(DOWNSTREAM, 2, 2)]
+    assert "dag_b" not in repr(t.to_dict()) and "report" not in repr(t.to_dict())
+
+
+def test_a_reader_that_ran_again_on_data_no_one_refreshed_is_marked_stale():
+    index = TraceIndex()
+    index.add(run("dag_a", "build_dwd", 20, 1), report(DWD))
+    index.add(run("dag_b", "build_report", 26, 2), report(REPORT))
+    index.add(run("dag_b", "build_report", 27, 2), report(REPORT))
+    t = index.trace(col("report", "company_name"), downstream=False, depth=1)
+    [direct] = [h for h in t.hops if not h.indirect]
+    assert "dag_a.build_dwd last wrote spark_catalog.default.dwd_users at 2026-11-20" in direct.stale
+    assert "previous successful run (2026-11-26T02:00:00+00:00)" in direct.stale
+    fresh = two_dags(day_a=27, day_b=27)
+    fresh.add(run("dag_b", "build_report", 26, 2), report(REPORT))
+    assert {h.stale for h in fresh.trace(col("report", "company_name"), downstream=False).hops} == {""}
+
+
+def test_a_whole_dataset_starts_from_every_column_it_has():
+    t = two_dags().trace(col("dwd_users"), upstream=False)
+    assert {h.target.column for h in t.hops if not h.indirect} == {"company_name", "users", "age_band"}
+
+
+def test_names_compare_as_spark_compares_them_and_search_finds_tables():
+    index = TraceIndex()
+    index.add(run("d", "t", 27), report(write("b", {"x": [("a", "Birthday", IDENTITY)]})))
+    index.add(run("d", "u", 27), report(write("c", {"y": [("b", "X", FILTER)]})))
+    assert len(index.trace(col("a", "birthday"), upstream=False).hops) == 2
+    assert [f.name for f in index.find("b")] == ["/wh/b"]
+    assert [f.name for f in index.find("spark_catalog.default.c")] == ["/wh/c"]
+    assert [f.column for f in index.columns(WH, "/wh/b")] == ["x"]  # one column, named as first seen
+
+
+def test_an_unknown_start_is_not_found():
+    t = two_dags().trace(col("nowhere", "x"))
+    assert not t.found and t.hops == ()
