@@ -2,7 +2,8 @@
 
 ``extract`` runs a SQL script (``--sql``/``-e``) or a PySpark application (``--app``)
 on the embedded local Spark (or ``--master``) and prints the lineage of its writes;
-``show`` prints the lineage a DAG run left in XCom; ``connect-server-conf`` prints how to start a
+``show`` prints the lineage a DAG run left in XCom; ``trace`` follows a column across every DAG;
+``connect-server-conf`` prints how to start a
 Spark Connect server with the capture.
 """
 
@@ -58,6 +59,20 @@ def main(argv: list[str] | None = None) -> int:
     df.add_argument("--task-id", help="the task (with --dag-id)")
     df.add_argument("--run-id", action="append", help="the two runs, old then new; default: its last two runs")
 
+    tr = sub.add_parser("trace", help="where a column comes from and what it feeds, across every DAG's latest "
+                                      "successful runs")
+    tr.add_argument("start", metavar="DATASET[.COLUMN]",
+                    help="a table's column (db.table.column), a whole table (db.table) or a path (with --column)")
+    tr.add_argument("--column", help="the column, when DATASET is a path")
+    way = tr.add_mutually_exclusive_group()
+    way.add_argument("--upstream", action="store_true", help="only where it comes from")
+    way.add_argument("--downstream", action="store_true", help="only what it feeds (the impact)")
+    tr.add_argument("--depth", default="all", help="steps each way: a number or 'all' (default)")
+    tr.add_argument("--as-of", metavar="TIME", help="each task's latest successful run at this time (ISO 8601, UTC)")
+    out = tr.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="the trace as JSON (what the plugin's API returns)")
+    out.add_argument("--csv", action="store_true", help="one row per hop: the impact list to send to owners")
+
     cs = sub.add_parser("connect-server-conf", help="print the spark-submit line that starts a Spark Connect server "
                                                     "capturing each client's column lineage")
     cs.add_argument("--dump", required=True, metavar="BASE",
@@ -80,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         return _diff(args)
     if args.command == "connect-server-conf":
         return _connect_server_conf(args)
+    if args.command == "trace":
+        return _trace(args)
     return _show(args)
 
 
@@ -100,6 +117,39 @@ def _connect_server_conf(args: argparse.Namespace) -> int:
     for key, value in conf.items():
         cmd += ["--conf", f"{key}={value}"]
     print(" ".join(shlex.quote(part) for part in cmd))
+    return 0
+
+
+def _trace(args: argparse.Namespace) -> int:
+    """A column's trace over every DAG, from Airflow's database (the CLI sees every DAG, as ``show`` does)."""
+    import csv
+
+    from airflow_lineage_provider.lineage.extract import printable
+    from airflow_lineage_provider.lineage.trace import ROW_FIELDS, TraceQuery
+    from airflow_lineage_provider.runs import TraceFollower
+
+    try:
+        query = TraceQuery.parse(args.start, column=args.column, depth=args.depth, as_of=args.as_of,
+                                 upstream=not args.downstream, downstream=not args.upstream)
+    except ValueError as e:
+        print(f"airflow-lineage trace: {printable(str(e))}", file=sys.stderr)
+        return 2
+    follower = TraceFollower()
+    follower.refresh()
+    for problem in follower.problems:
+        print(f"airflow-lineage: skipped {printable(problem)}", file=sys.stderr)
+    answer = query.run(follower.index)
+    if isinstance(answer, str):
+        print(f"airflow-lineage trace: {printable(answer)}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(answer.to_dict(), indent=2))
+    elif args.csv:
+        writer = csv.DictWriter(sys.stdout, fieldnames=ROW_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(answer.rows())
+    else:
+        print("\n".join(map(printable, answer.lines())))
     return 0
 
 

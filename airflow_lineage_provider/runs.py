@@ -9,6 +9,7 @@ last two runs) all ask here, and no other module imports ``XComModel``.
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -200,3 +201,91 @@ def latest_run(dag_id: str, task_ids: list[str] | None = None) -> str | None:
         query = query.where(XComModel.task_id.in_(task_ids))
     with create_session() as session:
         return session.scalar(query.order_by(XComModel.timestamp.desc()).limit(1))
+
+
+# -- the cross-DAG trace: every task's lineage, followed as runs finish -------------------------------------
+
+
+class TraceFollower:
+    """The cross-DAG index (``lineage/trace.TraceIndex``) kept current without reading every XCom again.
+
+    ``refresh`` reads only the lineage documents of task instances that succeeded since it last
+    looked (by their end time: a document is pushed before its task instance succeeds, so the push
+    time would miss a task that was still running). A new process starts empty and reads them all on
+    its first refresh: the index is a cache of the database, never a second truth.
+    """
+
+    def __init__(self) -> None:
+        from airflow_lineage_provider.lineage.trace import TraceIndex
+
+        self.index = TraceIndex()
+        self.problems: list[str] = []  # XComs skipped as no lineage document, each saying why
+        self._mark: Any = None  # end time of the last task instance read
+        self._at_mark: set[tuple[str, str, str, int]] = set()  # those that ended at that very time
+        self._lock = threading.Lock()
+
+    def refresh(self, session=None) -> int:
+        """Add the runs that succeeded since the last refresh; how many were added."""
+        from airflow.models.taskinstance import TaskInstance
+        from airflow.models.xcom import XComModel
+        from airflow.utils.session import create_session
+        from airflow.utils.state import TaskInstanceState
+        from sqlalchemy import select
+
+        from airflow_lineage_provider.lineage.trace import TaskRun, moment
+
+        query = (select(XComModel.dag_id, XComModel.task_id, XComModel.run_id, XComModel.map_index,
+                        TaskInstance.end_date, XComModel.value)
+                 .join(TaskInstance, (TaskInstance.dag_id == XComModel.dag_id)
+                       & (TaskInstance.run_id == XComModel.run_id) & (TaskInstance.task_id == XComModel.task_id)
+                       & (TaskInstance.map_index == XComModel.map_index))
+                 .where(XComModel.key == XCOM_KEY, TaskInstance.state == TaskInstanceState.SUCCESS,
+                        TaskInstance.end_date.is_not(None)))
+        with self._lock:
+            if self._mark is not None:
+                query = query.where(TaskInstance.end_date >= self._mark)
+            query = query.order_by(TaskInstance.end_date)
+
+            def read(s) -> int:
+                added = 0
+                for dag_id, task_id, run_id, map_index, ended, value in s.execute(query):
+                    ident = (dag_id, task_id, run_id, map_index)
+                    if ended == self._mark and ident in self._at_mark:
+                        continue
+                    if ended != self._mark:
+                        self._mark, self._at_mark = ended, set()
+                    self._at_mark.add(ident)
+                    try:
+                        report = document_of(XComModel.deserialize_value(_Stored(value)))
+                    except DocumentError as e:
+                        self.problems.append(not_a_document(task_id, e, run_id))
+                        continue
+                    self.index.add(TaskRun(ended=moment(ended), dag_id=dag_id, task_id=task_id, run_id=run_id,
+                                           map_index=map_index), report)
+                    added += 1
+                return added
+
+            if session is not None:
+                return read(session)
+            with create_session() as own:
+                return read(own)
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """What ``XComModel.deserialize_value`` reads: an object with the stored ``value``."""
+
+    value: Any
+
+
+_FOLLOWER: TraceFollower | None = None
+_FOLLOWER_LOCK = threading.Lock()
+
+
+def trace_follower() -> TraceFollower:
+    """This process's follower, created on first use and refreshed by each caller that asks."""
+    global _FOLLOWER
+    with _FOLLOWER_LOCK:
+        if _FOLLOWER is None:
+            _FOLLOWER = TraceFollower()
+        return _FOLLOWER

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable, Iterator
 
 from airflow_lineage_provider.lineage.model import Dataset, LineageReport
 
@@ -140,6 +141,116 @@ class Trace:
         return {"start": self.start.to_dict(), "found": self.found, "hops": [h.to_dict() for h in self.hops],
                 "hidden": [h.to_dict() for h in self.hidden], "sources": [s.to_dict() for s in self.sources]}
 
+    def rows(self) -> list[dict[str, object]]:
+        """One flat row per hop, hidden group and unwritten source (``kind``): the impact list as CSV."""
+        out: list[dict[str, object]] = []
+        for h in self.hops:
+            out.append({"kind": "hop", "direction": h.direction, "depth": h.depth, "dag_id": h.run.dag_id,
+                        "task_id": h.run.task_id, "run_id": h.run.run_id, "ended": h.run.ended,
+                        "target": h.target.label or h.target.name, "target_column": h.target.column,
+                        "source": h.source.label or h.source.name, "source_column": h.source.column,
+                        "subtype": h.subtype, "indirect": h.indirect, "expression": h.expression, "note": h.stale})
+        for g in self.hidden:
+            out.append({**dict.fromkeys(ROW_FIELDS, ""), "kind": "hidden", "direction": g.direction, "depth": g.depth,
+                        "note": f"{g.hops} hop(s) in DAGs you may not read"})
+        for src in self.sources:
+            out.append({**dict.fromkeys(ROW_FIELDS, ""), "kind": "source", "direction": UPSTREAM,
+                        "source": src.dataset.label or src.dataset.name, "note": src.reason})
+        return out
+
+    def lines(self) -> list[str]:
+        """The trace as a person reads it in a terminal: each way, nearest first."""
+        out = [f"column lineage of {_named(self.start)} across DAGs"]
+        if not self.found:
+            return out + ["  no task with column lineage writes or reads it"]
+        for direction in (UPSTREAM, DOWNSTREAM):
+            hops = [h for h in self.hops if h.direction == direction]
+            hidden = [g for g in self.hidden if g.direction == direction]
+            if not hops and not hidden:
+                continue
+            out.append(f"{direction}:")
+            for h in sorted(hops, key=lambda h: (h.depth, h.indirect, _named(h.target), _named(h.source))):
+                arrow = "<-" if not h.indirect else "<- (indirect)"
+                out.append(f"  {h.depth}  {_named(h.target) or '?'} {arrow} {_named(h.source)}  {h.subtype}  "
+                           f"[{h.run.dag_id}.{h.run.task_id}, run {h.run.run_id}, {h.run.ended}]")
+                if h.stale:
+                    out.append(f"       stale: {h.stale}")
+            out += [f"  {g.depth}  hidden: {g.hops} hop(s) in DAGs you may not read" for g in hidden]
+        if self.sources:
+            out.append("sources without lineage:")
+            out += [f"  {_named(s.dataset)}: {s.reason}" for s in self.sources]
+        return out
+
+
+ROW_FIELDS = ("kind", "direction", "depth", "dag_id", "task_id", "run_id", "ended", "target", "target_column",
+              "source", "source_column", "subtype", "indirect", "expression", "note")
+
+
+def _named(f: Field) -> str:
+    name = f.label or f.name
+    return f"{name}.{f.column}" if f.column else name
+
+
+def moment(value: Any) -> str:
+    """A time as the trace compares times: ISO 8601 in UTC to the microsecond (text that sorts as time
+    does). A date, or a time without a zone, is taken in UTC: ``2026-11-26`` is its first moment."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+@dataclass(frozen=True)
+class TraceQuery:
+    """A trace as a user asks for it (CLI flags, API parameters), checked once for both doors."""
+
+    start: str
+    column: str | None = None
+    upstream: bool = True
+    downstream: bool = True
+    depth: int | None = None
+    as_of: str | None = None
+
+    @classmethod
+    def parse(cls, start: str, *, column: str | None = None, depth: str | int | None = "all",
+              as_of: str | None = None, upstream: bool = True, downstream: bool = True) -> TraceQuery:
+        """``ValueError`` saying what is wrong with a parameter."""
+        if not start or not start.strip():
+            raise ValueError("name a dataset: db.table.column, db.table, or a path with a column")
+        steps: int | None
+        if depth is None or str(depth).strip().lower() in ("", "all"):
+            steps = None
+        else:
+            try:
+                steps = int(str(depth).strip())
+            except ValueError:
+                raise ValueError(f"depth {str(depth)[:20]!r} is not a number of steps or 'all'") from None
+            if steps < 1:
+                raise ValueError(f"depth {steps}: a trace takes at least 1 step each way ('all': every step)")
+        when = None
+        if as_of:
+            try:
+                when = moment(as_of)
+            except ValueError:
+                raise ValueError(f"as of {as_of[:40]!r} is not a time: give ISO 8601, e.g. 2026-11-26 or "
+                                 "2026-11-26T08:00:00+00:00") from None
+        if not upstream and not downstream:
+            raise ValueError("ask for upstream, downstream or both")
+        return cls(start.strip(), column.strip() if column else None, upstream, downstream, steps, when)
+
+    def run(self, index: TraceIndex, visible: Callable[[str], bool] | None = None) -> Trace | str:
+        """The trace, or a sentence saying why there is none (an unknown or ambiguous start)."""
+        found = index.starts(self.start, self.column)
+        if not found:
+            what = f"{self.start} (column {self.column})" if self.column else self.start
+            return f"no task with column lineage writes or reads {what}"
+        if len(found) > 1:
+            names = ", ".join(sorted(f"{f.namespace}/{f.name}" for f in found))
+            return f"{self.start} names {len(found)} datasets ({names}): give the path or the full table name"
+        return index.trace(found[0], upstream=self.upstream, downstream=self.downstream, depth=self.depth,
+                           as_of=self.as_of, visible=visible)
+
 
 # -- one run's edges, read once ------------------------------------------------------------------------------
 
@@ -262,21 +373,24 @@ class TraceIndex:
         """Keep a successful run's lineage; it replaces the task's latest run when it ended later."""
         r = read_run(run, report)
         runs = self._runs.setdefault(run.task, [])
-        if any(x.run == run for x in runs):
-            return
         latest = runs[-1] if runs else None
+        # A run cleared and run again succeeds again: its new document replaces the old one.
+        runs[:] = [x for x in runs if x.run.run_id != run.run_id]
         runs.append(r)
         runs.sort(key=lambda x: x.run.ended)
-        if latest is None or runs[-1] is r:
+        if runs[-1] is not latest:
             if latest is not None:
                 self._now.remove(latest)
-            self._now.add(r)
+            self._now.add(runs[-1])
 
     def datasets(self) -> Iterator[Field]:
         """Every dataset a counted run wrote or read (column ``""``), for search."""
         for key, columns in self._now.columns.items():
             first = next(iter(columns.values()))
             yield Field(key[0], key[1], "", first.label)
+        for key, writers in self._now.writers.items():
+            if key not in self._now.columns:  # written with no column from a source (literals only)
+                yield next(d for d in writers[0].written if d.dataset == key)
 
     def columns(self, namespace: str, name: str) -> list[Field]:
         return sorted(self._now.columns.get((namespace, name), {}).values(), key=lambda f: f.column.lower())
@@ -290,6 +404,24 @@ class TraceIndex:
             if want in (label, name, f"{d.namespace}/{d.name}".lower()) or label.endswith("." + want):
                 out.append(d)
         return out
+
+    def starts(self, text: str, column: str | None = None) -> list[Field]:
+        """What ``text`` names: ``db.table.column`` (a column), ``db.table`` or a path (a whole dataset);
+        ``column`` given apart names a column of a path. Several when the name is ambiguous, none when
+        no counted run wrote or read it."""
+        text = text.strip()
+        if column is None:
+            whole = self.find(text)
+            if whole:
+                return whole
+            if "." not in text:
+                return []
+            text, column = text.rsplit(".", 1)
+        found = []
+        for d in self.find(text):
+            named = self._now.columns.get(d.dataset, {}).get(column.lower())
+            found.append(Field(d.namespace, d.name, named.column if named else column, d.label))
+        return found
 
     def _view(self, as_of: str | None) -> _View:
         if as_of is None:

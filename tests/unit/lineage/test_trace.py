@@ -187,3 +187,54 @@ def test_names_compare_as_spark_compares_them_and_search_finds_tables():
 def test_an_unknown_start_is_not_found():
     t = two_dags().trace(col("nowhere", "x"))
     assert not t.found and t.hops == ()
+
+
+def test_a_run_cleared_and_run_again_replaces_its_first_document():
+    index = two_dags()
+    first = TaskRun(ended="2026-11-27T03:00:00+00:00", dag_id="dag_c", task_id="t", run_id="manual__1")
+    again = TaskRun(ended="2026-11-27T04:00:00+00:00", dag_id="dag_c", task_id="t", run_id="manual__1")
+    index.add(first, report(write("summary", {"name": [("report", "company_name", IDENTITY)]})))
+    index.add(again, report(write("summary", {"name": [("report", "users", IDENTITY)]})))
+    assert len(index) == 3
+    assert edges(index.trace(col("summary", "name"), downstream=False, depth=1)) == {
+        (1, "summary.name", "report.users", IDENTITY, "dag_c")}
+    assert index.trace(col("report", "company_name"), upstream=False).hops == ()
+
+
+def test_a_start_is_named_as_a_user_writes_it():
+    index = two_dags()
+    [c] = index.starts("spark_catalog.default.report.COMPANY_NAME")
+    assert (c.name, c.column) == ("/wh/report", "company_name")
+    assert [(f.name, f.column) for f in index.starts("default.report")] == [("/wh/report", "")]
+    assert [(f.name, f.column) for f in index.starts("report.users")] == [("/wh/report", "users")]
+    assert [(f.name, f.column) for f in index.starts("/wh/report", column="users")] == [("/wh/report", "users")]
+    assert index.starts("nowhere.x") == [] and index.starts("report") != []
+
+
+def test_a_query_is_checked_once_for_both_doors():
+    from airflow_lineage_provider.lineage.trace import TraceQuery
+
+    q = TraceQuery.parse("report.company_name", depth="2", as_of="2026-11-26")
+    assert (q.depth, q.as_of) == (2, "2026-11-26T00:00:00.000000+00:00")
+    assert TraceQuery.parse("t.c", depth="all").depth is None
+    for bad, message in [({"depth": "0"}, "at least 1 step"), ({"depth": "two"}, "not a number"),
+                         ({"as_of": "yesterday"}, "not a time"), ({"upstream": False, "downstream": False}, "ask for")]:
+        try:
+            TraceQuery.parse("t.c", **bad)
+        except ValueError as e:
+            assert message in str(e)
+        else:
+            raise AssertionError(bad)
+    index = two_dags()
+    assert "no task with column lineage" in TraceQuery.parse("nowhere.x").run(index)
+    index.add(run("dag_z", "other", 27), report(StatementLineage.of(
+        index=0, sql="", method="plan", confidence=1.0, inputs=[],
+        target=Dataset(namespace="s3://lake", name="x/report", table="spark_catalog.default.report"),
+        columns=[("a", [])], indirect=(), warnings=())))
+    assert "names 2 datasets" in TraceQuery.parse("default.report.a").run(index)
+    trace = TraceQuery.parse("default.report.company_name", downstream=False).run(two_dags())
+    lines = trace.lines()
+    assert lines[0] == "column lineage of spark_catalog.default.report.company_name across DAGs"
+    assert any("spark_catalog.default.dwd_users.company_name <- spark_catalog.default.dim_company.company_name"
+               in line for line in lines)
+    assert {r["kind"] for r in trace.rows()} == {"hop", "source"}
