@@ -1,0 +1,116 @@
+"""The column trace across DAGs on real Airflow: three DAGs that share tables run with dag.test(), then the
+follower reads their lineage XComs from the database and ``airflow-lineage trace`` answers the same.
+
+No Spark: the DAGs push the documents a Spark task would (tests/dags/lineage_test_trace.py).
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import io
+import json
+import os
+import subprocess
+
+import pytest
+
+from tests.conftest import DAGS, venv_bin
+
+pytestmark = pytest.mark.airflow
+
+T = "spark_catalog.default."
+
+
+def _dags():
+    spec = importlib.util.spec_from_file_location("lineage_test_trace", DAGS / "lineage_test_trace.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def three_dags(airflow_db):
+    m = _dags()
+    for dag in (m.dwd_dag, m.report_dag, m.rollup_dag):
+        assert dag.test().state == "success"
+    return m
+
+
+def _hops(trace) -> set[tuple]:
+    return {(h.direction, h.depth, h.target.label, h.target.column, h.source.label, h.source.column, h.subtype,
+             h.run.dag_id) for h in trace.hops}
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([venv_bin("airflow-lineage"), "trace", *args], capture_output=True, text=True,
+                          env=os.environ, timeout=300)
+
+
+def test_the_follower_joins_three_dags_and_the_cli_gives_the_same_hops(three_dags):
+    from airflow_lineage_provider.lineage.trace import TraceQuery
+    from airflow_lineage_provider.runs import TraceFollower
+
+    follower = TraceFollower()
+    assert follower.refresh() == 3 and follower.problems == []
+    trace = TraceQuery.parse(T + "company_rollup.name", downstream=False).run(follower.index)
+    assert _hops(trace) == {
+        ("upstream", 1, T + "company_rollup", "name", T + "company_report", "company_name", "IDENTITY", "trace_rollup"),
+        ("upstream", 2, T + "company_report", "company_name", T + "dwd_users", "company_name", "IDENTITY",
+         "trace_report"),
+        ("upstream", 2, T + "company_report", "", T + "dwd_users", "company_name", "GROUP_BY", "trace_report"),
+        ("upstream", 3, T + "dwd_users", "company_name", T + "dim_company", "company_name", "IDENTITY", "trace_dwd"),
+        ("upstream", 3, T + "dwd_users", "", T + "ods_users", "company_id", "JOIN", "trace_dwd"),
+        ("upstream", 3, T + "dwd_users", "", T + "dim_company", "id", "JOIN", "trace_dwd"),
+    }
+    assert sorted(s.dataset.label for s in trace.sources) == [T + "dim_company", T + "ods_users"]
+
+    done = _cli(T + "company_rollup.name", "--upstream", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == json.loads(json.dumps(trace.to_dict()))
+
+    impact = _cli("default.ods_users.birthday", "--downstream", "--csv")
+    assert impact.returncode == 0, impact.stderr
+    rows = list(csv.DictReader(io.StringIO(impact.stdout)))
+    assert [(r["depth"], r["dag_id"], r["target"], r["target_column"]) for r in rows] == [
+        ("1", "trace_dwd", T + "dwd_users", "age"), ("2", "trace_report", T + "company_report", "age_band")]
+
+    text = _cli("company_report.users", "--depth", "1")
+    assert text.returncode == 0, text.stderr
+    assert "upstream:" in text.stdout and "downstream:" in text.stdout
+    assert "spark_catalog.default.company_rollup.users <- spark_catalog.default.company_report.users" in text.stdout
+
+
+def test_a_new_run_is_followed_and_as_of_shows_the_old_edge(three_dags):
+    from airflow_lineage_provider.lineage.trace import TraceQuery
+    from airflow_lineage_provider.runs import TraceFollower
+
+    follower = TraceFollower()
+    follower.refresh()
+    before = TraceQuery.parse(T + "company_rollup.users", downstream=False, depth="1").run(follower.index)
+    [old] = before.hops
+    assert follower.refresh() == 0  # nothing new: nothing read again
+
+    assert three_dags.rollup_dag.test(run_conf={"version": 2}).state == "success"
+    assert follower.refresh() == 1
+    after = TraceQuery.parse(T + "company_rollup.users", downstream=False, depth="1").run(follower.index)
+    assert {(h.source.column, h.subtype) for h in after.hops} == {("users", "AGGREGATION"),
+                                                                  ("company_name", "AGGREGATION")}
+    then = TraceQuery.parse(T + "company_rollup.users", downstream=False, depth="1",
+                            as_of=old.run.ended).run(follower.index)
+    assert then.hops == before.hops
+
+    # A restart reads everything again and knows the same.
+    again = TraceFollower()
+    again.refresh()
+    assert TraceQuery.parse(T + "company_rollup.users", downstream=False, depth="1").run(again.index) == after
+    done = _cli(T + "company_rollup.users", "--upstream", "--depth", "1", "--as-of", old.run.ended, "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == json.loads(json.dumps(then.to_dict()))
+
+
+def test_cli_says_what_is_wrong(three_dags):
+    unknown = _cli("default.nowhere.x")
+    assert unknown.returncode == 1 and "no task with column lineage writes or reads default.nowhere.x" in unknown.stderr
+    bad = _cli("default.company_report.users", "--depth", "0")
+    assert bad.returncode == 2 and "at least 1 step" in bad.stderr
