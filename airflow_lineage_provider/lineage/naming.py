@@ -233,3 +233,16 @@ def _quote(path: str) -> str:
 def name_of_uri(uri: str) -> tuple[str, str]:
     """(namespace, name) of a storage dataset's URI (``dataset_uri``'s inverse): decoded once."""
     return split_uri(unquote(uri))
+
+
+def identity_keys(dataset: Dataset) -> list[str]:
+    """What makes two datasets one: its catalog table name, and its storage location unless the
+    location is only the catalog's (a static extraction's). A task that reads as a path what another
+    wrote as a table, or names by table what another's plan named by location, still joins up
+    (the run view's graph, the trace across DAGs)."""
+    keys = []
+    if dataset.table:
+        keys.append("table:" + dataset.table)
+    if dataset.namespace != SPARK_CATALOG or not dataset.table:
+        keys.append(f"location:{dataset.namespace}|{dataset.name}")
+    return keys

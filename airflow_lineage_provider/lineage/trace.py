@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator
 
 from airflow_lineage_provider.lineage.model import Dataset, LineageReport
+from airflow_lineage_provider.lineage.naming import identity_keys
 
 UPSTREAM = "upstream"
 DOWNSTREAM = "downstream"
@@ -271,6 +272,7 @@ class _Run:
     edges: tuple[_Edge, ...]
     written: tuple[Field, ...]  # datasets (column "")
     read: tuple[Field, ...]
+    datasets: tuple[Dataset, ...]  # as the document names them, for ``_Same``
 
 
 def _field(d: Dataset, column: str = "") -> Field:
@@ -282,15 +284,18 @@ def read_run(run: TaskRun, report: LineageReport) -> _Run:
     edges: list[_Edge] = []
     written: dict[tuple[str, str], Field] = {}
     read: dict[tuple[str, str], Field] = {}
+    named: dict[Dataset, None] = {}
     for st in report.statements:
         if st.method == "none":
             continue
         by_label = {d.label: d for d in st.inputs}
         for d in st.inputs:
             read.setdefault((d.namespace, d.name), _field(d))
+            named[d] = None
         if st.target is None:  # a bare query writes nothing another task could read
             continue
         target = st.target
+        named[target] = None
         written.setdefault((target.namespace, target.name), _field(target))
         for column, inputs in st.columns:
             into = _field(target, column)
@@ -301,7 +306,47 @@ def read_run(run: TaskRun, report: LineageReport) -> _Run:
         for i in st.indirect:
             d = by_label.get(i.table) or Dataset(namespace="", name=i.table, table=i.table)
             edges.append(_Edge(whole, _field(d, i.field), i.subtype, "", True, st.index))
-    return _Run(run, tuple(edges), tuple(written.values()), tuple(read.values()))
+    return _Run(run, tuple(edges), tuple(written.values()), tuple(read.values()), tuple(named))
+
+
+class _Same:
+    """Which datasets are one (``naming.identity_keys``: a catalog table and its location), merged as runs
+    name them: a task whose lineage names a table by location joins one that names it by catalog name."""
+
+    def __init__(self) -> None:
+        self._parent: dict[str, str] = {}
+        self._members: dict[str, set[tuple[str, str]]] = {}
+
+    def _find(self, key: str) -> str:
+        parent = self._parent
+        parent.setdefault(key, key)
+        root = key
+        while parent[root] != root:
+            root = parent[root]
+        while parent[key] != root:
+            parent[key], key = root, parent[key]
+        return root
+
+    def note(self, d: Dataset) -> None:
+        ident = (d.namespace, d.name)
+        keys = [_location(ident), *identity_keys(d)]
+        root = self._find(keys[0])
+        members = self._members.setdefault(root, {ident})
+        for k in keys[1:]:
+            other = self._find(k)
+            if other != root:
+                self._parent[other] = root
+                members |= self._members.pop(other, set())
+
+    def of(self, ident: tuple[str, str]) -> set[tuple[str, str]] | tuple[tuple[str, str]]:
+        key = _location(ident)
+        if key not in self._parent:
+            return (ident,)
+        return self._members.get(self._find(key)) or (ident,)
+
+
+def _location(ident: tuple[str, str]) -> str:
+    return f"location:{ident[0]}|{ident[1]}"
 
 
 # -- the index ------------------------------------------------------------------------------------------------
@@ -365,6 +410,7 @@ class TraceIndex:
     def __init__(self) -> None:
         self._runs: dict[tuple[str, str, int], list[_Run]] = {}
         self._now = _View()
+        self._same = _Same()
 
     def __len__(self) -> int:
         return sum(len(v) for v in self._runs.values())
@@ -372,6 +418,8 @@ class TraceIndex:
     def add(self, run: TaskRun, report: LineageReport) -> None:
         """Keep a successful run's lineage; it replaces the task's latest run when it ended later."""
         r = read_run(run, report)
+        for d in r.datasets:
+            self._same.note(d)
         runs = self._runs.setdefault(run.task, [])
         latest = runs[-1] if runs else None
         # A run cleared and run again succeeds again: its new document replaces the old one.
@@ -383,17 +431,46 @@ class TraceIndex:
                 self._now.remove(latest)
             self._now.add(runs[-1])
 
+    # -- one dataset under its several names ------------------------------------------------------------
+
+    def _one(self, ident: tuple[str, str]) -> tuple[str, str]:
+        """The name a dataset is known by in a trace, whichever of its names a run used."""
+        return min(self._same.of(ident))
+
+    def _key(self, f: Field) -> tuple[str, str, str]:
+        return (*self._one(f.dataset), f.key[2])
+
+    def _column_steps(self, index: dict, f: Field) -> list:
+        col = f.key[2]
+        return [x for ident in self._same.of(f.dataset) for x in index.get((ident[0], ident[1], col), ())]
+
+    def _dataset_steps(self, index: dict, ident: tuple[str, str]) -> list:
+        return [x for same in self._same.of(ident) for x in index.get(same, ())]
+
+    def _columns_of(self, view: _View, ident: tuple[str, str]) -> dict[str, Field]:
+        out: dict[str, Field] = {}
+        for same in sorted(self._same.of(ident)):
+            for name, f in view.columns.get(same, {}).items():
+                out.setdefault(name, f)
+        return out
+
     def datasets(self) -> Iterator[Field]:
-        """Every dataset a counted run wrote or read (column ``""``), for search."""
+        """Every dataset a counted run wrote or read (column ``""``), once under its several names."""
+        seen: set[tuple[str, str]] = set()
         for key, columns in self._now.columns.items():
-            first = next(iter(columns.values()))
-            yield Field(key[0], key[1], "", first.label)
+            one = self._one(key)
+            if one not in seen:
+                seen.add(one)
+                first = next(iter(columns.values()))
+                yield Field(key[0], key[1], "", first.label)
         for key, writers in self._now.writers.items():
-            if key not in self._now.columns:  # written with no column from a source (literals only)
+            one = self._one(key)
+            if one not in seen:  # written with no column from a source (literals only)
+                seen.add(one)
                 yield next(d for d in writers[0].written if d.dataset == key)
 
     def columns(self, namespace: str, name: str) -> list[Field]:
-        return sorted(self._now.columns.get((namespace, name), {}).values(), key=lambda f: f.column.lower())
+        return sorted(self._columns_of(self._now, (namespace, name)).values(), key=lambda f: f.column.lower())
 
     def find(self, text: str) -> list[Field]:
         """Datasets whose label or name is ``text`` (a table name: ``db.t`` or ``spark_catalog.db.t``; a path)."""
@@ -419,7 +496,7 @@ class TraceIndex:
             text, column = text.rsplit(".", 1)
         found = []
         for d in self.find(text):
-            named = self._now.columns.get(d.dataset, {}).get(column.lower())
+            named = self._columns_of(self._now, d.dataset).get(column.lower())
             found.append(Field(d.namespace, d.name, named.column if named else column, d.label))
         return found
 
@@ -445,12 +522,10 @@ class TraceIndex:
         DAG; hops of the others are counted as hidden and not followed. A cycle (a table that feeds
         itself over runs) ends where a column comes back."""
         view = self._view(as_of)
-        if start.column:
-            starts = [start]
-        else:
-            starts = list(view.columns.get(start.dataset, {}).values())
-        found = bool(starts) and any(f.key in view.up or f.key in view.down or f.key in view.down_indirect
-                                     or f.dataset in view.up_indirect for f in starts)
+        starts = [start] if start.column else list(self._columns_of(view, start.dataset).values())
+        found = any(self._column_steps(view.up, f) or self._column_steps(view.down, f)
+                    or self._column_steps(view.down_indirect, f) or self._dataset_steps(view.up_indirect, f.dataset)
+                    for f in starts)
         hops: list[Hop] = []
         hidden: list[Hidden] = []
         sources: dict[tuple[str, str], Source] = {}
@@ -465,7 +540,7 @@ class TraceIndex:
     def _walk(self, view: _View, starts: Iterable[Field], direction: str, depth: int | None,
               can_see: Callable[[str], bool], hops: list[Hop], hidden: list[Hidden],
               sources: dict[tuple[str, str], Source]) -> None:
-        seen = {f.key for f in starts}
+        seen = {self._key(f) for f in starts}
         frontier = deque((f, 1) for f in starts)
         shown: set[tuple] = set()
         indirect_done: set[tuple[str, str]] = set()
@@ -474,33 +549,32 @@ class TraceIndex:
             if depth is not None and level > depth:
                 continue
             if direction == UPSTREAM:
-                steps = list(view.up.get(here.key, ()))
-                if here.dataset not in indirect_done:  # a dataset's indirect inputs, once per walk
-                    indirect_done.add(here.dataset)
-                    steps += view.up_indirect.get(here.dataset, ())
+                steps = self._column_steps(view.up, here)
+                one = self._one(here.dataset)
+                if one not in indirect_done:  # a dataset's indirect inputs, once per walk
+                    indirect_done.add(one)
+                    steps += self._dataset_steps(view.up_indirect, here.dataset)
             else:
-                steps = list(view.down.get(here.key, ())) + list(view.down_indirect.get(here.key, ()))
+                steps = self._column_steps(view.down, here) + self._column_steps(view.down_indirect, here)
             blocked = 0
             for e, r in steps:
                 if not can_see(r.run.dag_id):
                     blocked += 1
                     continue
-                ident = (e.target.key, e.source.key, e.indirect, e.statement, r.run.task)
+                ident = (self._key(e.target), self._key(e.source), e.indirect, e.statement, r.run.task)
                 if ident in shown:
                     continue
                 shown.add(ident)
-                stale = self._stale(view, r, e.source)
                 hops.append(Hop(direction, level, e.target, e.source, e.subtype, e.expression, e.indirect,
-                                r.run, e.statement, stale))
-                nxt = e.source if direction == UPSTREAM else e.target
+                                r.run, e.statement, self._stale(view, r, e.source)))
+                if direction == UPSTREAM and not self._dataset_steps(view.writers, e.source.dataset):
+                    sources.setdefault(self._one(e.source.dataset), Source(_whole(e.source), UNWRITTEN))
                 if e.indirect:
-                    if direction == UPSTREAM and e.source.dataset not in view.writers:
-                        sources.setdefault(e.source.dataset, Source(_whole(e.source), UNWRITTEN))
                     continue  # indirect inputs are shown apart, not followed
-                if direction == UPSTREAM and e.source.dataset not in view.writers:
-                    sources.setdefault(e.source.dataset, Source(_whole(e.source), UNWRITTEN))
-                if nxt.key not in seen:
-                    seen.add(nxt.key)
+                nxt = e.source if direction == UPSTREAM else e.target
+                key = self._key(nxt)
+                if key not in seen:
+                    seen.add(key)
                     frontier.append((nxt, level + 1))
             if blocked:
                 hidden.append(Hidden(direction, level, blocked))
@@ -508,7 +582,7 @@ class TraceIndex:
     def _stale(self, view: _View, reader: _Run, source: Field) -> str:
         """Why ``reader`` may have read ``source`` old: every task that writes it last succeeded before
         the reader's previous successful run, so the reader has run again on data no one refreshed."""
-        writers = view.writers.get(source.dataset)
+        writers = self._dataset_steps(view.writers, source.dataset)
         if not writers:
             return ""
         before = self._previous(reader.run)

@@ -24,6 +24,7 @@ from airflow_lineage_provider.lineage.model import (
     StatementLineage,
     stronger,
 )
+from airflow_lineage_provider.lineage.naming import identity_keys
 
 
 @dataclass(frozen=True)
@@ -59,15 +60,6 @@ class _Keys:
         for other in roots[1:]:
             if other != roots[0]:
                 self._parent[other] = roots[0]
-
-
-def _dataset_keys(dataset: Dataset) -> list[str]:
-    keys = []
-    if dataset.table:
-        keys.append("table:" + dataset.table)
-    if dataset.namespace != SPARK_CATALOG or not dataset.table:
-        keys.append(f"location:{dataset.namespace}|{dataset.name}")
-    return keys
 
 
 def _label_key(label: str) -> str:
@@ -140,7 +132,7 @@ def build_graph(tasks: list[TaskLineage], changes: dict[tuple[str, int], TaskCha
     for task in tasks:
         for stmt in task.report.statements:
             for ds in (*stmt.inputs, *((stmt.target,) if stmt.target else ())):
-                ks = _dataset_keys(ds)
+                ks = identity_keys(ds)
                 keys.union([*ks, _label_key(ds.label)])
                 for k in ks:
                     datasets_by_key.setdefault(k, ds)
@@ -169,7 +161,7 @@ def build_graph(tasks: list[TaskLineage], changes: dict[tuple[str, int], TaskCha
         """The node of a column's ``table`` (a dataset label) within one statement."""
         for ds in (*stmt.inputs, *((stmt.target,) if stmt.target else ())):
             if ds.label == label or ds.table == label:
-                return table_for(keys.find(_dataset_keys(ds)[0]), ds.label, ds)
+                return table_for(keys.find(identity_keys(ds)[0]), ds.label, ds)
         return table_for(keys.find(_label_key(label)), label, None)
 
     edges: dict[tuple[str, str, str, str], dict[str, Any]] = {}

@@ -229,12 +229,33 @@ def test_a_query_is_checked_once_for_both_doors():
     assert "no task with column lineage" in TraceQuery.parse("nowhere.x").run(index)
     index.add(run("dag_z", "other", 27), report(StatementLineage.of(
         index=0, sql="", method="plan", confidence=1.0, inputs=[],
-        target=Dataset(namespace="s3://lake", name="x/report", table="spark_catalog.default.report"),
+        target=Dataset(namespace="s3://lake", name="x/report", table="spark_catalog.other.report"),
         columns=[("a", [])], indirect=(), warnings=())))
-    assert "names 2 datasets" in TraceQuery.parse("default.report.a").run(index)
+    assert "names 2 datasets" in TraceQuery.parse("report.a").run(index)
     trace = TraceQuery.parse("default.report.company_name", downstream=False).run(two_dags())
     lines = trace.lines()
     assert lines[0] == "column lineage of spark_catalog.default.report.company_name across DAGs"
     assert any("spark_catalog.default.dwd_users.company_name <- spark_catalog.default.dim_company.company_name"
                in line for line in lines)
     assert {r["kind"] for r in trace.rows()} == {"hop", "source"}
+
+
+def test_a_table_named_by_location_in_one_run_and_by_catalog_name_in_another_is_one_dataset():
+    # A static fallback names the table by catalog name; the plan of another task by its location.
+    index = two_dags()
+    index.add(run("dag_s", "static_task", 27, 4), report(StatementLineage.of(
+        index=0, sql="", method="sql", confidence=1.0,
+        inputs=[Dataset(namespace="spark_catalog", name="default.company_report",
+                        table="spark_catalog.default.company_report")],
+        target=Dataset(namespace="spark_catalog", name="default.archive", table="spark_catalog.default.archive"),
+        columns=[("n", [Origin("spark_catalog.default.company_report", "company_name", IDENTITY, "n", False)])],
+        indirect=(), warnings=())))
+    index.add(run("dag_b", "build_report", 27, 2), report(write("company_report", {
+        "company_name": [("dwd_users", "company_name", IDENTITY)]})))
+    t = index.trace(Field("spark_catalog", "default.archive", "n"), downstream=False)
+    assert edges(t) == {(1, "archive.n", "company_report.company_name", IDENTITY, "dag_s"),
+                        (2, "company_report.company_name", "dwd_users.company_name", IDENTITY, "dag_b"),
+                        (3, "dwd_users.company_name", "dim_company.company_name", IDENTITY, "dag_a"),
+                        (3, "dwd_users.", "ods_users.company_id", JOIN, "dag_a"),
+                        (3, "dwd_users.", "dim_company.id", JOIN, "dag_a")}
+    assert len(index.find("default.company_report")) == 1
