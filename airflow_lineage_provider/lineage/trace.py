@@ -500,6 +500,25 @@ class TraceIndex:
             found.append(Field(d.namespace, d.name, named.column if named else column, d.label))
         return found
 
+    def search(self, text: str, *, visible: Callable[[str], bool] | None = None, limit: int = 50) -> list[Field]:
+        """Datasets and columns whose name holds ``text`` (case aside), from the latest runs of the DAGs
+        ``visible`` allows: what a user may start a trace from, never a column only a hidden DAG names."""
+        want = text.strip().lower()
+        if not want:
+            return []
+        can_see = visible or (lambda _dag: True)
+        found: dict[tuple[str, str, str], Field] = {}
+        for runs in self._runs.values():
+            r = runs[-1]
+            if not can_see(r.run.dag_id):
+                continue
+            for f in (*r.written, *r.read, *(e.target for e in r.edges), *(e.source for e in r.edges)):
+                label = (f.label or f.name).lower()
+                if want in label or (f.column and want in f"{label}.{f.column.lower()}"):
+                    found.setdefault(self._key(f), f)
+        # Whole datasets first, then columns, each by name: the user picks among few.
+        return sorted(found.values(), key=lambda f: (bool(f.column), f.label or f.name, f.column.lower()))[:limit]
+
     def _view(self, as_of: str | None) -> _View:
         if as_of is None:
             return self._now

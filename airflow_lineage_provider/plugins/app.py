@@ -23,7 +23,7 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy import select
 
 from airflow_lineage_provider.lineage.model import XCOM_KEY, DocumentError
-from airflow_lineage_provider.plugins.graph import TaskChanges, TaskLineage, build_graph
+from airflow_lineage_provider.plugins.graph import TaskChanges, TaskLineage, build_graph, trace_graph
 
 URL_PREFIX = "/column-lineage"
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -180,6 +180,51 @@ def _answer(dag_id: str, run_id: str, task_id: str | None, map_index: int | None
     return Response(body, media_type="application/json")
 
 
+def visible_to(user: Any) -> Any:
+    """``visible(dag_id)``: whether ``user`` may read the DAG's XComs, as the run view requires, asked
+    of Airflow's auth manager once per DAG a trace reaches (never per hop)."""
+    from airflow.api_fastapi.app import get_auth_manager
+    from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity, DagDetails
+
+    manager = get_auth_manager()
+    known: dict[str, bool] = {}
+
+    def visible(dag_id: str) -> bool:
+        if dag_id not in known:
+            known[dag_id] = bool(manager.is_authorized_dag(method="GET", access_entity=DagAccessEntity.XCOM,
+                                                           details=DagDetails(id=dag_id), user=user))
+        return known[dag_id]
+
+    return visible
+
+
+DIRECTIONS = {"both": (True, True), "upstream": (True, False), "downstream": (False, True)}
+
+
+def trace_answer(user: Any, dataset: str, column: str | None, direction: str, depth: str, as_of: str | None
+                 ) -> dict[str, Any]:
+    """A trace across DAGs as the user may see it; 400 saying which parameter is wrong, 404 when no task
+    with lineage writes or reads the start. The index follows new runs first (``runs.TraceFollower``)."""
+    from airflow_lineage_provider.lineage.trace import TraceQuery
+    from airflow_lineage_provider.runs import trace_follower
+
+    if direction not in DIRECTIONS:
+        raise HTTPException(400, f"direction {direction[:20]!r}: one of {', '.join(DIRECTIONS)}")
+    up, down = DIRECTIONS[direction]
+    try:
+        query = TraceQuery.parse(dataset, column=column, depth=depth, as_of=as_of, upstream=up, downstream=down)
+    except ValueError as e:
+        raise HTTPException(400, str(e)) from None
+    follower = trace_follower()
+    follower.refresh()
+    answer = query.run(follower.index, visible=visible_to(user))
+    if isinstance(answer, str):
+        raise HTTPException(404, answer)
+    return {"query": {"dataset": query.start, "column": query.column, "direction": direction,
+                      "depth": query.depth, "as_of": query.as_of}, "trace": answer.to_dict(),
+            "graph": trace_graph(answer)}
+
+
 # Defence in depth behind textContent: only the plugin's own script runs, nothing is fetched
 # from elsewhere, and only Airflow's own pages may frame the page.
 _CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
@@ -255,6 +300,42 @@ def create_app() -> FastAPI:
         return _page(request, title=f"Column lineage: {dag_id} / {task_id}", api_url=api,
                      scope={"view": "task", "dag-id": dag_id, "run-id": run_id, "task-id": task_id,
                             "map-index": index, "run-page": run_page})
+
+    from airflow.api_fastapi.core_api.security import get_user
+
+    @app.get("/api/trace")
+    def trace_across_dags(user: Any = Depends(get_user),
+                          dataset: str = Query(..., description="db.table.column, db.table, or a path"),
+                          column: str | None = Query(None, description="the column, when dataset is a path"),
+                          direction: str = Query("both", description="both, upstream or downstream"),
+                          depth: str = Query("all", description="steps each way: a number or 'all'"),
+                          as_of: str | None = Query(None, description="ISO 8601 time: each task's latest "
+                                                                      "successful run then")) -> Response:
+        """Where a column comes from and what it feeds, over every DAG's latest successful runs; hops of
+        DAGs the caller may not read are counted as hidden, never shown (the CLI's ``trace --json``)."""
+        body = trace_answer(user, dataset, column, direction, depth, as_of)
+        return Response(json.dumps(body, separators=(",", ":")), media_type="application/json")
+
+    @app.get("/api/trace/search")
+    def trace_search(user: Any = Depends(get_user), q: str = Query("", description="part of a name")) -> Response:
+        """Datasets and columns to start a trace from, of the DAGs the caller may read."""
+        from airflow_lineage_provider.runs import trace_follower
+
+        follower = trace_follower()
+        follower.refresh()
+        found = follower.index.search(q[:200], visible=visible_to(user))
+        return Response(json.dumps({"results": [f.to_dict() for f in found]}, separators=(",", ":")),
+                        media_type="application/json")
+
+    @app.get("/trace", response_class=HTMLResponse)
+    def trace_page(request: Request, user: Any = Depends(get_user)) -> HTMLResponse:
+        """The "Column lineage" page of Airflow's menu: search, then a column's trace across DAGs."""
+        params = request.query_params
+        return _page(request, title="Column lineage across DAGs", api_url=_url(request, "api", "trace"),
+                     scope={"view": "trace", "search": _url(request, "api", "trace", "search"),
+                            "dataset": params.get("dataset", "")[:1000], "column": params.get("column", "")[:1000],
+                            "direction": params.get("direction", "both")[:20], "depth": params.get("depth", "all")[:10],
+                            "as-of": params.get("as_of", "")[:40]})
 
     @app.exception_handler(HTTPException)
     async def _error(request: Request, exc: HTTPException) -> Response:

@@ -1,9 +1,9 @@
-"""The Airflow 3 plugin: a "Column lineage" tab on task instances and DAG runs.
+"""The Airflow 3 plugin: a "Column lineage" tab on task instances and DAG runs, and a page in the menu.
 
 Registered through the ``airflow.plugins`` entry point (a provider's ``plugins`` key is read
-only when lazy provider discovery is off). The tabs are ``external_views`` shown in an iframe;
-the pages and their JSON API live in the FastAPI app of ``plugins/app.py`` under
-``/column-lineage``.
+only when lazy provider discovery is off). The tabs are ``external_views`` shown in an iframe; the
+menu's page traces a column across DAGs. The pages and their JSON API live in the FastAPI app of
+``plugins/app.py`` under ``/column-lineage``.
 """
 
 from __future__ import annotations
@@ -30,5 +30,11 @@ class ColumnLineagePlugin(AirflowPlugin):
             "href": URL_PREFIX + "/dags/{DAG_ID}/runs/{RUN_ID}",
             "destination": "dag_run",
             "url_route": "column-lineage-run",
+        },
+        {  # a column's trace across every DAG, in Airflow's menu
+            "name": "Column lineage",
+            "href": URL_PREFIX + "/trace",
+            "destination": "nav",
+            "url_route": "column-lineage-trace",
         },
     ]

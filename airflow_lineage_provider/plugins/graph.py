@@ -25,6 +25,7 @@ from airflow_lineage_provider.lineage.model import (
     stronger,
 )
 from airflow_lineage_provider.lineage.naming import identity_keys
+from airflow_lineage_provider.lineage.trace import Trace
 
 
 @dataclass(frozen=True)
@@ -339,3 +340,38 @@ def through_indirect(graph: dict[str, Any], table_id: str, column: str, *, depth
     direct = impact(graph, table_id, column, depth=depth)
     both = impact(graph, table_id, column, indirect=True, depth=depth)
     return {side: len(both[side]) - len(direct[side]) for side in ("upstream", "downstream")}
+
+
+def trace_graph(trace: Trace) -> dict[str, Any]:
+    """A trace across DAGs as the graph the page draws: each (DAG, task) of its hops one task of the graph
+    (named ``dag_id.task_id``), its hops rebuilt as the lineage of the statements they came from, so
+    the page's search, impact walk, depth and CSV work on a trace as on a run."""
+    runs: dict[tuple[str, str, int], dict[tuple[int, tuple[str, str]], list]] = {}
+    for h in trace.hops:
+        per_run = runs.setdefault((h.run.dag_id, h.run.task_id, h.run.map_index), {})
+        per_run.setdefault((h.statement, h.target.dataset), []).append(h)
+    tasks = []
+    for (dag_id, task_id, map_index), statements in runs.items():
+        built = []
+        for (index, _), hops in sorted(statements.items(), key=lambda kv: kv[0]):
+            columns: dict[str, list[ColumnInput]] = {}
+            indirect: list[ColumnInput] = []
+            inputs: dict[tuple[str, str], Dataset] = {}
+            for h in hops:
+                inputs.setdefault(h.source.dataset, _dataset(h.source))
+                if h.indirect:
+                    indirect.append(ColumnInput(h.source.label or h.source.name, h.source.column, INDIRECT, h.subtype))
+                else:
+                    columns.setdefault(h.target.column, []).append(ColumnInput(
+                        h.source.label or h.source.name, h.source.column, DIRECT, h.subtype, h.expression))
+            built.append(StatementLineage(index=index, sql="", method="trace", confidence=1.0,
+                                          target=_dataset(hops[0].target), inputs=tuple(inputs.values()),
+                                          columns=tuple((c, tuple(s)) for c, s in columns.items()),
+                                          indirect=tuple(indirect)))
+        tasks.append(TaskLineage(task_id=f"{dag_id}.{task_id}", map_index=map_index,
+                                 report=LineageReport(statements=tuple(built))))
+    return build_graph(tasks)
+
+
+def _dataset(f: Any) -> Dataset:
+    return Dataset(namespace=f.namespace, name=f.name, table=f.label if f.label and f.label != f.name else None)

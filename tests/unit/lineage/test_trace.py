@@ -259,3 +259,13 @@ def test_a_table_named_by_location_in_one_run_and_by_catalog_name_in_another_is_
                         (3, "dwd_users.", "ods_users.company_id", JOIN, "dag_a"),
                         (3, "dwd_users.", "dim_company.id", JOIN, "dag_a")}
     assert len(index.find("default.company_report")) == 1
+
+
+def test_search_offers_datasets_then_columns_of_visible_dags_only():
+    index = two_dags()
+    got = [(f.label.rsplit(".", 1)[-1], f.column) for f in index.search("company")]
+    assert got[:1] == [("dim_company", "")]
+    assert ("report", "company_name") in got and ("dwd_users", "company_name") in got
+    hidden_b = [(f.label.rsplit(".", 1)[-1], f.column) for f in index.search("report", visible=lambda d: d != "dag_b")]
+    assert hidden_b == []  # only DAG B names the report
+    assert index.search("  ") == [] and len(index.search("e", limit=3)) == 3
