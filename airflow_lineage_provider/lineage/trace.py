@@ -585,7 +585,7 @@ class TraceIndex:
                     continue
                 shown.add(ident)
                 hops.append(Hop(direction, level, e.target, e.source, e.subtype, e.expression, e.indirect,
-                                r.run, e.statement, self._stale(view, r, e.source)))
+                                r.run, e.statement, self._stale(view, r, e.source, can_see)))
                 if direction == UPSTREAM and not self._dataset_steps(view.writers, e.source.dataset):
                     sources.setdefault(self._one(e.source.dataset), Source(_whole(e.source), UNWRITTEN))
                 if e.indirect:
@@ -598,9 +598,10 @@ class TraceIndex:
             if blocked:
                 hidden.append(Hidden(direction, level, blocked))
 
-    def _stale(self, view: _View, reader: _Run, source: Field) -> str:
+    def _stale(self, view: _View, reader: _Run, source: Field, can_see: Callable[[str], bool]) -> str:
         """Why ``reader`` may have read ``source`` old: every task that writes it last succeeded before
-        the reader's previous successful run, so the reader has run again on data no one refreshed."""
+        the reader's previous successful run, so the reader has run again on data no one refreshed.
+        A writer in a DAG the user may not read is not named."""
         writers = self._dataset_steps(view.writers, source.dataset)
         if not writers:
             return ""
@@ -609,7 +610,8 @@ class TraceIndex:
             return ""
         latest = max(w.run for w in writers)
         if latest.ended < before.ended:
-            return (f"{latest.dag_id}.{latest.task_id} last wrote {source.label or source.name} at {latest.ended}, "
+            writer = f"{latest.dag_id}.{latest.task_id}" if can_see(latest.dag_id) else "a DAG you may not read"
+            return (f"{writer} last wrote {source.label or source.name} at {latest.ended}, "
                     f"before {reader.run.dag_id}.{reader.run.task_id}'s previous successful run ({before.ended})")
         return ""
 

@@ -20,12 +20,14 @@ from tests.integration.spark_cluster import free_port
 
 
 @contextmanager
-def api_server(users: str, passwords: Path, log: Path, *, timeout: float = 240) -> Iterator[dict[str, Any]]:
+def api_server(users: str, passwords: Path, log: Path, *, timeout: float = 240,
+               env: dict[str, str] | None = None) -> Iterator[dict[str, Any]]:
     """``{"base": url, "passwords": {user: password}}`` while the server runs. ``users`` as Airflow's
-    ``simple_auth_manager_users`` (``admin:admin,norole:``); the generated passwords go to ``passwords``."""
+    ``simple_auth_manager_users`` (``admin:admin,norole:``); the generated passwords go to ``passwords``.
+    ``env``: more of the server's environment (another auth manager, say)."""
     port = free_port()
     env = {**os.environ, "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": users,
-           "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords)}
+           "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords), **(env or {})}
     airflow = str(Path(sys.executable).parent / "airflow")
     with log.open("w") as out:
         proc = subprocess.Popen([airflow, "api-server", "-H", "127.0.0.1", "-p", str(port), "-w", "1"],

@@ -164,6 +164,8 @@ def test_a_reader_that_ran_again_on_data_no_one_refreshed_is_marked_stale():
     [direct] = [h for h in t.hops if not h.indirect]
     assert "dag_a.build_dwd last wrote spark_catalog.default.dwd_users at 2026-11-20" in direct.stale
     assert "previous successful run (2026-11-26T02:00:00+00:00)" in direct.stale
+    hidden = index.trace(col("report", "company_name"), downstream=False, depth=1, visible=lambda d: d != "dag_a")
+    assert {h.stale.split(" last wrote")[0] for h in hidden.hops if not h.indirect} == {"a DAG you may not read"}
     fresh = two_dags(day_a=27, day_b=27)
     fresh.add(run("dag_b", "build_report", 26, 2), report(REPORT))
     assert {h.stale for h in fresh.trace(col("report", "company_name"), downstream=False).hops} == {""}

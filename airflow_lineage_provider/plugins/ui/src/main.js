@@ -35,6 +35,19 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+/** The plugin's root path (``/column-lineage``), from the page's API address. */
+function pluginRoot(api) {
+  return api.slice(0, api.indexOf("/api/"));
+}
+
+/** The trace API's address for the page's parameters. */
+function traceUrl(api, o) {
+  const params = new URLSearchParams({ dataset: o.dataset, direction: o.direction || "both", depth: o.depth || "all" });
+  if (o.column) params.set("column", o.column);
+  if (o.asOf) params.set("as_of", o.asOf);
+  return `${api}?${params}`;
+}
+
 function stepText(s) {
   const mapped = s.map_index >= 0 ? `[${s.map_index}]` : "";
   return `${s.task_id}${mapped}, statement ${s.statement + 1}`;
@@ -56,9 +69,16 @@ class LineageView {
 
   async start() {
     this.renderShell();
+    const trace = this.opts.view === "trace";
+    if (trace && !this.opts.dataset) {
+      this.showMessage("empty", "Trace a column across DAGs",
+        "Find a dataset or a column above: the trace follows it through every DAG's latest successful runs.");
+      return;
+    }
     let response;
     try {
-      response = await fetch(this.opts.api, { credentials: "same-origin", headers: { Accept: "application/json" } });
+      response = await fetch(trace ? traceUrl(this.opts.api, this.opts) : this.opts.api,
+        { credentials: "same-origin", headers: { Accept: "application/json" } });
     } catch (err) {
       this.showMessage("error", "Could not reach the Airflow API server.", String(err));
       return;
@@ -69,6 +89,11 @@ class LineageView {
     }
     if (response.status === 403) {
       this.showMessage("error", "You may not read this DAG's XComs.", "The API answered 403 (forbidden).");
+      return;
+    }
+    if (trace && (response.status === 404 || response.status === 400)) {
+      const body = await response.json().catch(() => ({}));
+      this.showMessage(response.status === 404 ? "empty" : "error", "No trace", String(body.detail || response.status));
       return;
     }
     if (!response.ok) {
@@ -97,6 +122,7 @@ class LineageView {
     this.renderGraph();
     const drawn = performance.now();
     this.renderOverview();
+    if (trace) this.focusStart();
     const panel = performance.now();
     // Ready once the graph is on screen: the tests and bench/ui_scale.py wait for this.
     afterPaint(() => {
@@ -114,7 +140,9 @@ class LineageView {
     const o = this.opts;
     const title = o.view === "task"
       ? ["Column lineage of task ", el("strong", {}, o.taskId), o.mapIndex ? ` [${o.mapIndex}]` : ""]
-      : ["Column lineage of DAG run ", el("strong", {}, o.runId)];
+      : o.view === "trace" ? ["Column lineage across DAGs", o.dataset ? [": ", el("strong", { id: "cl-trace-start" },
+        o.column ? `${o.dataset}.${o.column}` : o.dataset)] : []]
+        : ["Column lineage of DAG run ", el("strong", {}, o.runId)];
     this.search = el("input", {
       type: "search", id: "cl-search", placeholder: "Find a column…", "aria-label": "Find a column",
       oninput: () => this.onSearch(), onkeydown: (ev) => this.onSearchKey(ev),
@@ -159,10 +187,97 @@ class LineageView {
     this.canvas = el("div", { id: "cl-graph", class: "cl-graph" });
     this.tooltip = el("div", { id: "cl-tooltip", class: "cl-tooltip", hidden: true, role: "tooltip" });
     this.panel = el("aside", { id: "cl-panel", class: "cl-panel", "aria-live": "polite" });
-    this.root.replaceChildren(toolbar, legend,
+    this.root.replaceChildren(toolbar, ...(o.view === "trace" ? [this.traceBar()] : []), legend,
       el("div", { class: "cl-main" }, el("div", { class: "cl-graph-wrap" }, this.canvas, this.tooltip), this.panel));
     this.root.dataset.state = "loading";
     this.panel.append(el("p", { class: "cl-muted" }, "Loading lineage…"));
+  }
+
+  // ---------- the trace across DAGs ----------
+  /** Find a dataset or column in any DAG the user may read; direction, depth and time of the trace. */
+  traceBar() {
+    const o = this.opts;
+    this.traceSearch = el("input", { type: "search", id: "cl-trace-search", placeholder: "Find a dataset or column in any DAG…",
+      "aria-label": "Find a dataset or column in any DAG", oninput: () => this.onTraceSearch() });
+    this.traceResults = el("ul", { id: "cl-trace-results", class: "cl-results", role: "listbox", hidden: true });
+    this.traceDirection = el("select", { id: "cl-trace-direction", "aria-label": "direction" },
+      ...[["both", "both ways"], ["upstream", "upstream"], ["downstream", "downstream (impact)"]].map(([v, text]) =>
+        el("option", { value: v, selected: v === (o.direction || "both") }, text)));
+    this.traceDepth = el("select", { id: "cl-trace-depth", "aria-label": "depth" },
+      ...DEPTHS.map(([v, text]) => el("option", { value: v, selected: v === (o.depth || "all") }, text)));
+    this.traceAsOf = el("input", { type: "text", id: "cl-trace-as-of", placeholder: "as of (e.g. 2026-11-26)",
+      "aria-label": "as of", value: o.asOf || "" });
+    return el("div", { class: "cl-toolbar cl-trace-bar" },
+      el("div", { class: "cl-searchbox" }, this.traceSearch, this.traceResults),
+      el("label", { class: "cl-check" }, "Direction ", this.traceDirection),
+      el("label", { class: "cl-check" }, "Depth ", this.traceDepth),
+      this.traceAsOf,
+      el("button", { type: "button", id: "cl-trace-go", onclick: () => this.goTrace(o.dataset, o.column) }, "Trace"));
+  }
+
+  goTrace(dataset, column) {
+    if (!dataset) return;
+    const params = new URLSearchParams({ dataset, direction: this.traceDirection.value, depth: this.traceDepth.value });
+    if (column) params.set("column", column);
+    if (this.traceAsOf.value.trim()) params.set("as_of", this.traceAsOf.value.trim());
+    window.location.search = params.toString();
+  }
+
+  onTraceSearch() {
+    clearTimeout(this.traceTimer);
+    const q = this.traceSearch.value.trim();
+    if (!q) {
+      this.traceResults.hidden = true;
+      return;
+    }
+    this.traceTimer = setTimeout(async () => {
+      const r = await fetch(`${this.opts.search}?${new URLSearchParams({ q })}`,
+        { credentials: "same-origin", headers: { Accept: "application/json" } });
+      if (!r.ok || q !== this.traceSearch.value.trim()) return;
+      const { results } = await r.json();
+      this.traceResults.replaceChildren(...(results.length ? results.map((f) => el("li", { role: "option" },
+        el("button", { type: "button", class: "cl-colbtn", "data-dataset": f.label, "data-column": f.column,
+          onclick: () => this.goTrace(f.label, f.column) },
+        f.column ? [`${shortName(f.label)}.`, el("strong", {}, f.column)] : [el("strong", {}, shortName(f.label)), " (dataset)"])))
+        : [el("li", { class: "cl-muted" }, "nothing with lineage matches")]));
+      this.traceResults.hidden = false;
+    }, 150);
+  }
+
+  /** The column the trace started from, selected so its path across DAGs is what is drawn. */
+  focusStart() {
+    const start = this.data.trace.start;
+    if (!start.column) return;
+    for (const t of this.index.tables.values()) {
+      if (t.label !== start.label && !(t.namespace === start.namespace && t.name === start.name)) continue;
+      const id = this.index.col(t.id, start.column);
+      if (id) {
+        this.open.add(t.id);
+        this.focusColumn(id);
+        return;
+      }
+    }
+  }
+
+  /** What the trace could not draw, said: hops of DAGs the user may not read, sources with no lineage,
+   * readers that ran again on data no one refreshed. */
+  renderTraceFacts() {
+    const t = this.data.trace;
+    const box = el("div", { class: "cl-statements", id: "cl-trace-facts" }, el("h4", {}, "Across DAGs"));
+    const runs = new Map();
+    for (const h of t.hops) runs.set(`${h.run.dag_id}.${h.run.task_id}`, h.run);
+    box.append(el("ul", { class: "cl-list", id: "cl-trace-runs" }, ...[...runs].map(([name, r]) =>
+      el("li", { "data-task": name }, el("strong", {}, name), ` run ${r.run_id}, ended ${r.ended}`))));
+    for (const g of t.hidden) {
+      box.append(el("p", { class: "cl-warning cl-hidden-hops", "data-direction": g.direction },
+        `${g.direction} at ${g.depth} hop${g.depth === 1 ? "" : "s"}: ${g.hops} hop${g.hops === 1 ? "" : "s"} hidden `
+        + "(in DAGs you may not read)"));
+    }
+    for (const src of t.sources) {
+      box.append(el("p", { class: "cl-muted cl-source", "data-dataset": src.dataset.label }, `${src.dataset.label}: ${src.reason}`));
+    }
+    for (const h of t.hops.filter((x) => x.stale)) box.append(el("p", { class: "cl-warning cl-stale" }, `stale: ${h.stale}`));
+    this.panel.append(box);
   }
 
   showMessage(kind, headline, detail) {
@@ -672,15 +787,19 @@ class LineageView {
       }
       return out;
     };
+    const across = this.opts.view === "trace" ? null : el("a", { id: "cl-trace-link", class: "cl-link",
+      href: `${pluginRoot(this.opts.api)}/trace?${new URLSearchParams({ dataset: selected.table, column: selected.column })}` },
+    "Trace across DAGs");
     this.panel.replaceChildren(
       el("h3", { id: "cl-selected" }, `${shortName(selected.table)}.${selected.column}`),
-      el("p", { class: "cl-muted" }, selected.table),
+      el("p", { class: "cl-muted" }, selected.table, " ", across),
       el("p", { class: "cl-muted" }, "Only this column's path is drawn; Clear shows everything again."),
       ...section("upstream", "Upstream: where it comes from"),
       ...section("downstream", "Downstream: what changes if it changes"),
       el("p", { class: "cl-muted" }, this.showIndirect
         ? "Indirect inputs (joins, filters, grouping) are followed: untick Indirect to follow values only."
         : "Only direct (value) edges are followed: tick Indirect to include joins, filters and grouping."));
+    if (this.opts.view === "trace") this.renderTraceFacts();
   }
 
   impactItem(r, direction) {
@@ -823,6 +942,10 @@ class LineageView {
   }
 
   renderStatements() {
+    if (this.opts.view === "trace") {
+      this.renderTraceFacts();
+      return;
+    }
     const tasks = this.data.graph.tasks;
     if (!tasks.length && !(this.data.problems || []).length) return;
     const box = el("div", { class: "cl-statements", id: "cl-statements" }, el("h4", {}, "Statements"));

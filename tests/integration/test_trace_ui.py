@@ -1,0 +1,193 @@
+"""The trace across DAGs through its API and its page: a real `airflow api-server`, two users, headless Chromium.
+
+Three DAGs that share tables run first (tests/dags/lineage_test_trace.py, no Spark). The server's auth
+manager is SimpleAuthManager with per-DAG permissions (tests/integration/auth_manager.py): ``partial`` may
+not read ``trace_report``, as a FAB or Keycloak role would say. What each user gets is checked in the API's
+answer and on the page; the API's hops are compared with ``airflow-lineage trace --json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, venv_bin
+from tests.integration.api_server import api_server
+from tests.integration.test_trace import T, three_dags  # noqa: F401 - the module's fixture
+from tests.integration.test_ui import _get, _screenshot, browser  # noqa: F401 - the module's fixture
+
+pytestmark = [pytest.mark.slow, pytest.mark.airflow]
+
+
+@pytest.fixture(scope="module")
+def server(three_dags, tmp_path_factory):  # noqa: F811
+    # The rollup's latest run is its second version, whichever test module ran first.
+    assert three_dags.rollup_dag.test(run_conf={"version": 2}).state == "success"
+    home = Path(os.environ["AIRFLOW_HOME"])
+    log = tmp_path_factory.mktemp("api-server-trace") / "api-server.log"
+    env = {"AIRFLOW__CORE__AUTH_MANAGER": "tests.integration.auth_manager.PerDagAuthManager",
+           "AIRFLOW_LINEAGE_TEST_HIDDEN": "partial:trace_report",
+           "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
+    with api_server("admin:admin,partial:viewer", home / "trace_test_passwords.json", log, env=env) as running:
+        yield running
+
+
+def _token(server, user: str) -> str:
+    body = json.dumps({"username": user, "password": server["passwords"][user]}).encode()
+    request = urllib.request.Request(server["base"] + "/auth/token", data=body,
+                                     headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(request, timeout=60) as r:
+        return json.loads(r.read())["access_token"]
+
+
+def _trace(server, user: str | None, path: str = "/column-lineage/api/trace", **params) -> tuple[int, bytes]:
+    headers = {"Authorization": f"Bearer {_token(server, user)}"} if user else {}
+    return _get(f"{server['base']}{path}?{urllib.parse.urlencode(params)}", headers)
+
+
+def test_the_api_gives_the_cli_hops_and_requires_sign_in(server):
+    status, _ = _trace(server, None, dataset=T + "company_rollup.name")
+    assert status == 401
+    status, body = _trace(server, "admin", dataset=T + "company_rollup.name", direction="upstream")
+    assert status == 200, body
+    answer = json.loads(body)
+    cli = subprocess.run([venv_bin("airflow-lineage"), "trace", T + "company_rollup.name", "--upstream", "--json"],
+                         capture_output=True, text=True, env=os.environ, timeout=300)
+    assert cli.returncode == 0, cli.stderr
+    assert answer["trace"] == json.loads(cli.stdout)
+    assert len(answer["trace"]["hops"]) == 6 and answer["trace"]["hidden"] == []
+    # The same trace drawn as the run view draws a run: its tables and tasks.
+    assert {t["label"] for t in answer["graph"]["tables"]} == {
+        T + "company_rollup", T + "company_report", T + "dwd_users", T + "dim_company", T + "ods_users"}
+    assert {t["task_id"] for t in answer["graph"]["tasks"]} == {
+        "trace_rollup.build_rollup", "trace_report.build_report", "trace_dwd.build_dwd"}
+
+
+def test_a_user_without_a_dag_sees_a_hidden_marker_never_its_columns(server):
+    status, body = _trace(server, "partial", dataset=T + "company_rollup.name", direction="upstream")
+    assert status == 200, body
+    answer = json.loads(body)
+    hops = answer["trace"]["hops"]
+    assert [(h["run"]["dag_id"], h["target"]["column"], h["source"]["column"]) for h in hops] == [
+        ("trace_rollup", "name", "company_name")]
+    assert answer["trace"]["hidden"] == [{"direction": "upstream", "depth": 2, "hops": 2}]
+    text = body.decode()
+    assert "trace_report" not in text and "build_report" not in text and "dwd_users" not in text
+    # Downstream of a source only trace_dwd and the hidden DAG read: A's hops, then the marker.
+    status, body = _trace(server, "partial", dataset=T + "ods_users.birthday", direction="downstream")
+    answer = json.loads(body)
+    assert [(h["run"]["dag_id"], h["target"]["column"]) for h in answer["trace"]["hops"]] == [("trace_dwd", "age")]
+    assert answer["trace"]["hidden"] == [{"direction": "downstream", "depth": 2, "hops": 1}]
+    assert "age_band" not in body.decode()
+    # Search offers nothing only the hidden DAG names.
+    status, body = _trace(server, "partial", path="/column-lineage/api/trace/search", q="age_band")
+    assert status == 200 and json.loads(body) == {"results": []}
+    status, body = _trace(server, "admin", path="/column-lineage/api/trace/search", q="age_band")
+    assert [r["column"] for r in json.loads(body)["results"]] == ["age_band"]
+
+
+def test_wrong_parameters_say_which(server):
+    status, body = _trace(server, "admin", dataset=T + "company_rollup.name", depth="0")
+    assert status == 400 and "at least 1 step" in json.loads(body)["detail"]
+    status, body = _trace(server, "admin", dataset="default.nowhere.x")
+    assert status == 404 and "no task with column lineage" in json.loads(body)["detail"]
+    status, body = _trace(server, "admin", dataset=T + "company_rollup.name", direction="sideways")
+    assert status == 400 and "direction" in json.loads(body)["detail"]
+
+
+def _context(server, browser, user: str):  # noqa: F811
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(90_000)
+    page.goto(server["base"] + "/auth/login")
+    page.get_by_label("Username").fill(user)
+    page.get_by_label("Password").fill(server["passwords"][user])
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(lambda url: "/auth/login" not in url)
+    return context, page
+
+
+def _highlighted(frame) -> dict[str, set[str]]:
+    return frame.evaluate("""() => { const v = window.columnLineage;
+      const names = (cls) => v.cy.nodes('.column.' + cls).map(n => v.index.tables.get(n.data('table')).label + '.' + n.data('label'));
+      return {selected: names('selected-column'), upstream: names('upstream'), downstream: names('downstream')}; }""")
+
+
+def test_the_page_finds_a_column_and_draws_its_path_across_dags(server, browser, tmp_path):  # noqa: F811
+    context, page = _context(server, browser, "admin")
+    try:
+        # Through Airflow's menu entry: the plugin's page in Airflow's frame.
+        page.goto(server["base"] + "/plugin/column-lineage-trace")
+        frame_locator = page.frame_locator("iframe")
+        frame_locator.locator("#column-lineage-app[data-state=empty]").wait_for()
+        frame_locator.locator("#cl-trace-search").fill("company_name")
+        # The report's column, found by search, traced both ways.
+        found = frame_locator.locator(f"#cl-trace-results button[data-dataset='{T}company_report'][data-column=company_name]")
+        found.wait_for()
+        assert frame_locator.locator("#cl-trace-results button").count() == 3  # dim_company, dwd_users, the report
+        found.click()
+        frame_locator.locator("#column-lineage-app[data-state=ready]").wait_for()
+        frame = next(f for f in page.frames if "/column-lineage/trace?" in f.url
+                     and f.evaluate("() => (document.querySelector('#column-lineage-app') || {dataset: {}}).dataset.state")
+                     == "ready")
+        got = _highlighted(frame)
+        assert set(got["selected"]) == {T + "company_report.company_name"}
+        assert set(got["upstream"]) == {T + "dwd_users.company_name", T + "dim_company.company_name"}
+        assert set(got["downstream"]) == {T + "company_rollup.name", T + "company_rollup.users"}
+        facts = frame.locator("#cl-trace-runs").inner_text()
+        assert "trace_dwd.build_dwd" in facts and "trace_rollup.build_rollup" in facts
+        assert T + "dim_company" in frame.locator("#cl-trace-facts").inner_text()  # a source without lineage
+        _screenshot(page, tmp_path, "trace-across-dags.png")
+
+        # The impact of a source column across both DAGs, downstream only.
+        frame.locator("#cl-trace-search").fill("birthday")
+        frame.locator("#cl-trace-results button[data-column=birthday]").first.wait_for()
+        frame.select_option("#cl-trace-direction", "downstream")
+        frame.locator("#cl-trace-results button[data-column=birthday]").first.click()
+        frame.wait_for_url(lambda url: "column=birthday" in url)
+        frame.locator("#column-lineage-app[data-state=ready]").wait_for()
+        got = _highlighted(frame)
+        assert set(got["downstream"]) == {T + "dwd_users.age", T + "company_report.age_band"}
+        assert got["upstream"] == []
+    finally:
+        context.close()
+
+
+def test_the_page_shows_a_hidden_marker_to_a_user_without_the_dag(server, browser):  # noqa: F811
+    context, page = _context(server, browser, "partial")
+    try:
+        page.goto(server["base"] + "/column-lineage/trace?" + urllib.parse.urlencode(
+            {"dataset": T + "company_rollup", "column": "name", "direction": "upstream"}))
+        page.locator("#column-lineage-app[data-state=ready]").wait_for()
+        hidden = page.locator(".cl-hidden-hops").inner_text()
+        assert "2 hops hidden" in hidden
+        assert "trace_report" not in page.content() and "dwd_users" not in page.content()
+    finally:
+        context.close()
+
+
+def test_a_run_column_links_to_its_trace(server, browser, three_dags):  # noqa: F811
+    from tests.integration.test_ui import _latest_successful_run
+
+    run_id = _latest_successful_run("trace_report")
+    context, page = _context(server, browser, "admin")
+    try:
+        page.goto(f"{server['base']}/column-lineage/dags/trace_report/runs/{urllib.parse.quote(run_id, safe='')}")
+        page.locator("#column-lineage-app[data-state=ready]").wait_for()
+        page.locator(f"#cl-tables button[data-column='{T}company_report.users']").click()
+        page.locator("#cl-trace-link").click()
+        page.wait_for_url(lambda url: "/column-lineage/trace?" in url)
+        page.locator("#column-lineage-app[data-state=ready]").wait_for()
+        assert "/column-lineage/trace?" in page.url
+        assert page.locator("#cl-trace-start").inner_text() == f"{T}company_report.users"
+        got = _highlighted(page.main_frame)
+        assert set(got["upstream"]) == {T + "dwd_users.id", T + "ods_users.id"}
+        assert set(got["downstream"]) == {T + "company_rollup.users"}
+    finally:
+        context.close()
