@@ -142,16 +142,17 @@ def test_map_index_of_a_tab_url(raw, expected):
     assert app_module.parse_map_index(raw) == expected
 
 
-def test_plugin_is_registered_with_both_tabs_and_the_app():
+def test_plugin_is_registered_with_both_tabs_the_menu_page_and_the_app():
     from importlib.metadata import entry_points
 
     [ep] = [e for e in entry_points(group="airflow.plugins") if e.name == "column_lineage"]
     plugin = ep.load()
     assert plugin.fastapi_apps[0]["url_prefix"] == "/column-lineage"
     views = {v["destination"]: v for v in plugin.external_views}
-    assert set(views) == {"task_instance", "dag_run"}
+    assert set(views) == {"task_instance", "dag_run", "nav"}
     assert "{MAP_INDEX}" in views["task_instance"]["href"] and "{TASK_ID}" in views["task_instance"]["href"]
-    assert len({v["url_route"] for v in plugin.external_views}) == 2  # the UI finds a tab by its route
+    assert views["nav"]["href"] == "/column-lineage/trace"  # the trace across DAGs, in Airflow's menu
+    assert len({v["url_route"] for v in plugin.external_views}) == 3  # the UI finds a tab by its route
 
 
 def test_a_map_index_no_task_can_have_is_a_400_that_says_so(client):
