@@ -45,6 +45,8 @@ from airflow_lineage_provider.lineage.model import (
 from airflow_lineage_provider.lineage.redact import scrub
 from airflow_lineage_provider.lineage.schema_cache import SchemaCache
 from airflow_lineage_provider.lineage.sql.catalog import Catalog, TableInfo, ViewLineage, parameter_tables
+from airflow_lineage_provider.lineage.sql.pipes import requalify as requalify_pipes
+from airflow_lineage_provider.lineage.sql.pipes import rewrite as rewrite_pipes
 from airflow_lineage_provider.lineage.sql.qualify import qualify
 from airflow_lineage_provider.lineage.sql.render import DIALECT, SPARK_DIALECT
 from airflow_lineage_provider.lineage.sql.rowlevel import MODES as ROW_LEVEL_MODES
@@ -100,6 +102,7 @@ class SqlExtractor:
         self.variables: dict[str, str | None] = {}  # session variables: name -> value (a string literal)
         self._notes: list[str] = []  # what a rewrite before qualify could not read, for the statement's warnings
         self._unresolved: list[str] = []  # variables of the statement's IDENTIFIER(...) with no known value
+        self._pipe_notes: list[str] = []  # pipe operators (|>) of the statement that were not read
 
     # -- scripts and statements ------------------------------------------------------------------
 
@@ -130,7 +133,8 @@ class SqlExtractor:
                 gc.enable()
 
     def _statement(self, sql: str, index: int) -> list[StatementLineage]:
-        directory = _DIRECTORY.match(sql)
+        piped = self._read_pipes(sql)
+        directory = _DIRECTORY.match(piped)
         if directory:
             return self._directory(sql, index, directory)
         immediate = _EXECUTE_IMMEDIATE.match(sql)
@@ -139,9 +143,9 @@ class SqlExtractor:
         if _SCRIPTING_BLOCK.match(sql):
             return [_none(index, sql, "a SQL scripting block (BEGIN ... END) is not read by the static extractor: its "
                                       "writes depend on its variables and control flow, and are known when it runs")]
-        text, directories = _multi_insert_directories(self._resolve_identifiers(sql))
+        text, directories = _multi_insert_directories(self._resolve_identifiers(piped))
         try:
-            tree = sqlglot.parse_one(text, dialect=SPARK_DIALECT)
+            tree = self._parse(text, sql if piped is not sql else None)
         except SqlglotError as e:
             return [_none(index, sql, _parse_failed(e))]
         if isinstance(tree, (exp.Declare, exp.Set)):
@@ -178,6 +182,48 @@ class SqlExtractor:
         if isinstance(tree, (exp.Merge, exp.Update, exp.Delete)):
             return self._row_level(tree, sql, index)
         return []
+
+    def _read_pipes(self, sql: str) -> str:
+        """The statement with its pipe syntax (``TABLE t |> WHERE .. |> SELECT ..``) written as plain SQL
+        (``sql/pipes.py``), what the statement's later steps read; ``sql`` itself when it has none."""
+        self._pipe_notes = []
+        if "|>" not in sql:
+            return sql
+        rewritten = rewrite_pipes(sql, self._query_columns)
+        if rewritten is None:
+            return sql
+        self._pipe_notes = list(rewritten.notes)
+        if rewritten.sql == sql:
+            return sql
+        self._sql = rewritten.sql  # what sqlglot reads: the expressions' positions are in it
+        return rewritten.sql
+
+    def _parse(self, text: str, original: str | None = None) -> exp.Expression:
+        """sqlglot's tree of a statement; ``original``: the statement as written, when its pipe syntax was
+        rewritten (a rewrite sqlglot cannot read is a gap of ours: the statement is then read as written)."""
+        try:
+            tree = sqlglot.parse_one(text, dialect=SPARK_DIALECT)
+        except SqlglotError:
+            if original is None:
+                raise
+            self._sql = original
+            self._pipe_notes = ["the pipe syntax (|>) as the static extractor writes it could not be parsed: the "
+                                "statement is read as sqlglot reads it"]
+            return sqlglot.parse_one(original, dialect=SPARK_DIALECT)
+        if original is not None:
+            requalify_pipes(tree)
+        return tree
+
+    def _query_columns(self, text: str) -> list[str] | None:
+        """The output column names of a query's text, by its lineage on this script's catalog; ``None``
+        when it cannot be read (a pipe ``AGGREGATE .. GROUP BY <ordinal>`` names one of them)."""
+        sub = SqlExtractor(catalog=self.catalog)
+        sub.variables = self.variables
+        sub._sql = text
+        try:
+            return [c for c, _ in sub._lineage(sub._parse(text, text)).columns]
+        except Exception:  # noqa: BLE001 - unknown columns: the caller says so
+            return None
 
     # -- DDL ---------------------------------------------------------------------------------------
 
@@ -566,6 +612,8 @@ class SqlExtractor:
         path = _directory_path(m)
         try:
             query = sqlglot.parse_one(m.group("query"), dialect=SPARK_DIALECT)
+            if "|>" in sql:
+                requalify_pipes(query)
         except SqlglotError as e:
             return [_none(index, sql, _parse_failed(e))]
         result = self._lineage(query)
@@ -575,6 +623,9 @@ class SqlExtractor:
     def _document(self, index: int, sql: str, target: Dataset | None, result: Result,
                   columns: list[tuple[str, frozenset[Origin]]], writes_values: bool = True) -> StatementLineage:
         """``writes_values``: False for a row-level write whose clauses only delete rows."""
+        if self._pipe_notes:
+            result.warnings.extend(self._pipe_notes)
+            result.confidence = min(result.confidence, PARTIAL_CONFIDENCE)
         if self._unresolved:
             result.warnings.append(f"IDENTIFIER({', '.join(self._unresolved)}): the script gives the variable no "
                                    f"literal value, so what it names is unknown")
