@@ -12,9 +12,11 @@ from sqlglot import exp
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.optimizer.qualify_columns import qualify_columns
 from sqlglot.optimizer.qualify_tables import qualify_tables
+from sqlglot.optimizer.scope import Scope
 from sqlglot.schema import MappingSchema
 
 from airflow_lineage_provider.lineage.model import SPARK_CATALOG
+from airflow_lineage_provider.lineage.sql.columns import qualify_columns as own_qualify_columns
 from airflow_lineage_provider.lineage.sql.render import SPARK_DIALECT, Finder
 
 # ``parquet.`/path``` reads files, not a table of database ``parquet``: the formats Spark reads by path.
@@ -22,8 +24,9 @@ FILE_FORMATS = frozenset({"parquet", "orc", "json", "csv", "text", "avro", "delt
 
 
 def qualify(query: exp.Expression, sql: str, db: str, schema: MappingSchema
-            ) -> tuple[exp.Expression, dict[str, str], dict[int, str]]:
-    """(qualified query, output names as written, USING joins) of a parsed query of ``sql``."""
+            ) -> tuple[exp.Expression, dict[str, str], dict[int, str], Scope | None]:
+    """(qualified query, output names as written, USING joins, its root scope when built here) of a
+    parsed query of ``sql``."""
     # The pre-pass looks for path reads (backquoted) and USING / NATURAL joins: most statements
     # have neither, which plain substring tests tell far faster than a regular expression.
     text = sql.lower()
@@ -33,7 +36,11 @@ def qualify(query: exp.Expression, sql: str, db: str, schema: MappingSchema
     query = normalize_identifiers(query, dialect=SPARK_DIALECT)
     if not _qualify_tables(query, db):
         query = qualify_tables(query, db=db, catalog=SPARK_CATALOG, dialect=SPARK_DIALECT)
-    return qualify_columns(query, schema), names, using
+    # Its column step too, on scopes the resolver reuses, when the query needs only its common steps.
+    root = own_qualify_columns(query, schema) if not using else None
+    if root is None:
+        query = qualify_columns(query, schema)
+    return query, names, using, root
 
 
 def _prepare(query: exp.Expression, walk: bool = True) -> tuple[dict[str, str], dict[int, str]]:

@@ -40,13 +40,14 @@ class Resolver(Conditions, Pivots):
     Each step is memoized per (scope, column): one pass per statement, never one per column.
     """
 
-    def __init__(self, catalog: Catalog, sql: str, query: exp.Expression, using: dict[int, str] | None = None
-                 ) -> None:
+    def __init__(self, catalog: Catalog, sql: str, query: exp.Expression, using: dict[int, str] | None = None,
+                 root: Scope | None = None) -> None:
+        """``root``: the query's scopes, when qualification built them (``sql/columns.py``)."""
         self.sql = sql
         self.using = using or {}
         self.catalog = catalog
         self.query = query
-        self.root = build_scope(query)
+        self.root = root if root is not None else build_scope(query)
         self.scope_of: dict[int, Scope] = {}
         if self.root is not None:
             for s in self.root.traverse():
