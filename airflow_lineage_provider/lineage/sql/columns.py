@@ -15,7 +15,8 @@ two to the same trees on every corpus and TPC-DS query.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
+from weakref import WeakKeyDictionary
 
 from sqlglot import exp
 from sqlglot.errors import OptimizeError
@@ -36,53 +37,55 @@ def qualify_columns(query: exp.Expression, schema: MappingSchema) -> Scope | Non
 
     ``None``: the query is left as it was, for sqlglot's ``qualify_columns``.
     """
-    undo: list[Callable[[], None]] = []
+    undo: list[tuple[exp.Expression, str, Any]] = []
     try:
         scopes = traverse_scope(query)
         if not scopes:
             return None
-        columns: dict[int, list[str]] = {}  # per table node: its columns in the schema
+        columns = _TABLE_COLUMNS.get(schema)
+        if columns is None:
+            columns = _TABLE_COLUMNS[schema] = {}
         for scope in scopes:
             _Scope(scope, schema, undo, columns).qualify()
     except (_NotHereError, OptimizeError):
-        for step in reversed(undo):
-            step()
+        for node, key, old in reversed(undo):
+            if key == "":  # a replacement: ``old`` is the node replaced
+                node.replace(old)
+            elif old is _MISSING:
+                node.set(key, None)
+            else:
+                node.set(key, old)
+                if old is None:
+                    node.args[key] = None
         return None
     for scope in scopes:
         scope.clear_cache()  # what each scope collected before its columns changed
     return scopes[-1]
 
 
-def _set(undo: list[Callable[[], None]], node: exp.Expression, key: str, value: Any) -> None:
+# Per schema (rebuilt whenever the catalog changes), per table's catalog, database and name: its columns.
+_TABLE_COLUMNS: WeakKeyDictionary[MappingSchema, dict[tuple[str, str, str], list[str]]] = WeakKeyDictionary()
+
+
+def _set(undo: list[tuple[exp.Expression, str, Any]], node: exp.Expression, key: str, value: Any) -> None:
     """``node.set(key, value)``, remembered so that it can be taken back."""
-    args = node.args
-    old = args.get(key, _MISSING)
-
-    def restore() -> None:
-        if old is _MISSING:
-            node.set(key, None)
-        else:
-            node.set(key, old)
-            if old is None:
-                args[key] = None
-
-    undo.append(restore)
+    undo.append((node, key, node.args.get(key, _MISSING)))
     node.set(key, value)
 
 
-def _replace(undo: list[Callable[[], None]], old: exp.Expression, new: exp.Expression) -> None:
+def _replace(undo: list[tuple[exp.Expression, str, Any]], old: exp.Expression, new: exp.Expression) -> None:
     """``old.replace(new)``, remembered."""
     if old.parent is None:
         return
-    undo.append(lambda: new.replace(old))
+    undo.append((new, "", old))
     old.replace(new)
 
 
 class _Scope:
     """One scope's steps of ``qualify_columns`` (sqlglot's resolver, for what they ask of it)."""
 
-    def __init__(self, scope: Scope, schema: MappingSchema, undo: list[Callable[[], None]],
-                 table_columns: dict[int, list[str]]) -> None:
+    def __init__(self, scope: Scope, schema: MappingSchema, undo: list[tuple[exp.Expression, str, Any]],
+                 table_columns: dict[tuple[str, str, str], list[str]]) -> None:
         self.scope = scope
         self.schema = schema
         self.dialect = schema.dialect
@@ -91,6 +94,7 @@ class _Scope:
         self._source_columns: dict[tuple[str, bool], Sequence[str]] = {}
         self._all: dict[str, Sequence[str]] | None = None
         self._unambiguous: dict[str, str] | None = None
+        self._identifiers: dict[str, tuple[dict[str, Any] | None, exp.Identifier]] = {}
 
     # -- what sqlglot's resolver answers ------------------------------------------------------
 
@@ -106,11 +110,12 @@ class _Scope:
         if isinstance(source, exp.Table):
             if source.args.get("pivots") or not isinstance(source.this, exp.Identifier):
                 raise _NotHereError("pivot or table function")
-            table_key = id(source)
-            found = self.table_columns.get(table_key) if not only_visible else None
+            # Every table has its catalog and database by now: its parts name it alone.
+            table_key = (source.catalog, source.db, source.name)
+            found = self.table_columns.get(table_key) if source.catalog and source.db else None
             if found is None:
                 found = self.schema.column_names(source, only_visible)
-                if not only_visible:
+                if source.catalog and source.db:
                     self.table_columns[table_key] = found
         else:
             expression = source.expression
@@ -160,12 +165,15 @@ class _Scope:
         scopes whose sources all have known columns)."""
         scope = self.scope
         name = column.name
-        join = self._join_context(column)
-        semi = join is not None and join.is_semi_or_anti_join
+        if self._unambiguous is None:
+            self._unambiguous = self.unambiguous(self.all_source_columns())
         table_name = None
-        if not semi:
-            if self._unambiguous is None:
-                self._unambiguous = self.unambiguous(self.all_source_columns())
+        if not scope.semi_or_anti_join_tables:  # no SEMI / ANTI join: where the column is does not matter
+            table_name = self._unambiguous.get(name)
+            if table_name:
+                return self._identifier(table_name)
+        join = self._join_context(column)
+        if join is None or not join.is_semi_or_anti_join:
             table_name = self._unambiguous.get(name)
         if not table_name and join is not None:
             try:
@@ -174,17 +182,29 @@ class _Scope:
                 table_name = None
         if not table_name:
             return None  # sqlglot's guess of an unknown table function: no source has unknown columns here
-        selected = scope.selected_sources.get(table_name)
-        if selected is None:
-            return exp.to_identifier(table_name)
-        node: exp.Expression = selected[0]
-        if isinstance(node, exp.Query):
-            while node and node.alias != table_name and node.parent:
-                node = node.parent
-        alias = node.args.get("alias")
-        if alias:
-            return exp.to_identifier(alias.this)
-        return exp.to_identifier(table_name)
+        return self._identifier(table_name)
+
+    def _identifier(self, table_name: str) -> exp.Identifier:
+        """A new identifier naming the source ``table_name`` in a column: its alias's (a copy), else its name."""
+        found = self._identifiers.get(table_name)
+        if found is None:
+            selected = self.scope.selected_sources.get(table_name)
+            node: exp.Expression | None = selected[0] if selected is not None else None
+            if isinstance(node, exp.Query):
+                while node and node.alias != table_name and node.parent:
+                    node = node.parent
+            alias = node.args.get("alias") if node is not None else None
+            given = alias.this if alias else None
+            if isinstance(given, exp.Identifier) and not given.comments:
+                # A copy of it, but for the place in the text its meta keeps (a deep copy costs more than
+                # the rest of the column's qualification).
+                found = self._identifiers[table_name] = (dict(given.args), given)
+            else:
+                found = self._identifiers[table_name] = (None, given if given is not None else table_name)
+        args, given = found
+        if args is not None:
+            return exp.Identifier(**args)
+        return exp.to_identifier(given)
 
     def _join_context(self, column: exp.Column) -> exp.Join | None:
         args = self.scope.expression.args

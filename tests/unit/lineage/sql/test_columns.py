@@ -135,3 +135,22 @@ def test_corpus_trees_are_sqlglots(held: Held) -> None:
         x.statement(case.sql)
     assert not held.failures
     assert held.own > held.handed > 0
+
+
+def test_identifiers_are_normalized_as_sqlglot_normalizes_them() -> None:
+    """qualify.py's own walk for sqlglot's ``normalize_identifiers``, on every TPC-DS query and corpus case."""
+    import sqlglot
+    from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+
+    texts = [sql for _, sql in tpcds_queries()] + [case.sql for case in CORPUS] + [
+        "SELECT `value`, Name FROM parquet.`/Data/In` AS `T`", "SELECT A /* sqlglot.meta case_sensitive */ FROM T"]
+    for sql in texts:
+        try:
+            parsed = sqlglot.parse_one(sql, dialect="spark")
+        except sqlglot.errors.ParseError:
+            continue
+        if parsed is None:
+            continue
+        step._prepare(parsed)  # marks the identifiers of paths case-sensitive
+        theirs = normalize_identifiers(parsed.copy(), dialect="spark")
+        assert tree(step._normalize_identifiers(parsed, sql.lower())) == tree(theirs), sql
