@@ -298,8 +298,11 @@ class _Scope:
             if not isinstance(column, exp.Column) or column.args.get("db") is not None or \
                     (column.table and column.table not in selected):
                 raise _NotHereError("struct star")
+        known: dict[str, set[str]] = {}  # per source a column names: its columns
+        column_class = exp.Column
         for column in scope.columns:
-            if type(column) is not exp.Column or column.args.get("db") is not None:
+            args = column.args
+            if type(column) is not column_class or args.get("db") is not None:
                 raise _NotHereError("struct path")
             table = column.table
             if table:
@@ -307,7 +310,9 @@ class _Scope:
                                                   and scope.is_correlated_subquery):
                     raise _NotHereError("struct path")  # sqlglot makes it a Dot
                 if table in sources:
-                    names = self._visible(table)
+                    names = known.get(table)
+                    if names is None:
+                        names = known[table] = set(self._visible(table))
                     if column.name not in names:
                         raise _NotHereError("unknown column")
                 continue
