@@ -9,7 +9,8 @@ casts, transformation, aggregation, masking, and the statement's indirect inputs
 How: each statement is parsed and qualified once (sqlglot's ``qualify`` steps:
 tables get ``catalog.db`` — by one walk of our own when the query needs no more of
 ``qualify_tables`` —, columns their table alias, ``*`` is expanded from the
-schema), its scopes built once, and then every output column is resolved
+schema — by ``columns.py`` when the query needs only its common steps —), its
+scopes built once, and then every output column is resolved
 top-down through CTEs, subqueries, set operations, generators and pivots to
 base-table columns, each step memoized per (scope, column): one pass per
 statement, never one per column.

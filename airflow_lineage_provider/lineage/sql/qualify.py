@@ -1,7 +1,9 @@
 """Before resolution: a parsed statement qualified the way sqlglot's ``qualify`` does, step by step.
 
 sqlglot's ``qualify`` steps that are of no use here (validation, quoting, dot-part recovery)
-are skipped, and its table step is mostly done by one walk of our own (``_qualify_tables``).
+are skipped, its identifiers are lower-cased by a plain walk, its table step is mostly done by
+one walk of our own (``_qualify_tables``) and its column step by ``columns.py``, on scopes the
+resolver then reuses.
 What qualify would lose is read first (``_prepare``): output names as written, USING /
 NATURAL joins, the case of file paths.
 """
