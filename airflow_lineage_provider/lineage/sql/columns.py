@@ -47,7 +47,7 @@ def qualify_columns(query: exp.Expression, schema: MappingSchema) -> Scope | Non
             columns = _TABLE_COLUMNS[schema] = {}
         for scope in scopes:
             _Scope(scope, schema, undo, columns).qualify()
-    except (_NotHereError, OptimizeError):
+    except Exception:  # noqa: BLE001 - not a step taken here, a query sqlglot rejects, or a surprise: sqlglot's
         for node, key, old in reversed(undo):
             if key == "":  # a replacement: ``old`` is the node replaced
                 node.replace(old)
