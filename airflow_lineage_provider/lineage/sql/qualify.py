@@ -1,7 +1,9 @@
 """Before resolution: a parsed statement qualified the way sqlglot's ``qualify`` does, step by step.
 
 sqlglot's ``qualify`` steps that are of no use here (validation, quoting, dot-part recovery)
-are skipped, and its table step is mostly done by one walk of our own (``_qualify_tables``).
+are skipped, its identifiers are lower-cased by a plain walk, its table step is mostly done by
+one walk of our own (``_qualify_tables``) and its column step by ``columns.py``, on scopes the
+resolver then reuses.
 What qualify would lose is read first (``_prepare``): output names as written, USING /
 NATURAL joins, the case of file paths.
 """
@@ -12,9 +14,11 @@ from sqlglot import exp
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.optimizer.qualify_columns import qualify_columns
 from sqlglot.optimizer.qualify_tables import qualify_tables
+from sqlglot.optimizer.scope import Scope
 from sqlglot.schema import MappingSchema
 
 from airflow_lineage_provider.lineage.model import SPARK_CATALOG
+from airflow_lineage_provider.lineage.sql.columns import qualify_columns as own_qualify_columns
 from airflow_lineage_provider.lineage.sql.render import SPARK_DIALECT, Finder
 
 # ``parquet.`/path``` reads files, not a table of database ``parquet``: the formats Spark reads by path.
@@ -22,20 +26,54 @@ FILE_FORMATS = frozenset({"parquet", "orc", "json", "csv", "text", "avro", "delt
 
 
 def qualify(query: exp.Expression, sql: str, db: str, schema: MappingSchema
-            ) -> tuple[exp.Expression, dict[str, str], dict[int, str]]:
-    """(qualified query, output names as written, USING joins) of a parsed query of ``sql``."""
+            ) -> tuple[exp.Expression, dict[str, str], dict[int, str], Scope | None]:
+    """(qualified query, output names as written, USING joins, its root scope when built here) of a
+    parsed query of ``sql``."""
     # The pre-pass looks for path reads (backquoted) and USING / NATURAL joins: most statements
     # have neither, which plain substring tests tell far faster than a regular expression.
     text = sql.lower()
     names, using = _prepare(query, walk="`" in text or "using" in text or "natural" in text)
     # sqlglot's qualify, step by step: the steps it takes for validation, quoting and dot-part
     # recovery are of no use here, and its table step is mostly done by one walk of our own.
-    query = normalize_identifiers(query, dialect=SPARK_DIALECT)
+    query = _normalize_identifiers(query, text)
     if "*" in text:
         _tell_repeats_apart(query)
     if not _qualify_tables(query, db):
         query = qualify_tables(query, db=db, catalog=SPARK_CATALOG, dialect=SPARK_DIALECT)
-    return qualify_columns(query, schema), names, using
+    # Its column step too, on scopes the resolver reuses, when the query needs only its common steps.
+    root = own_qualify_columns(query, schema) if not using else None
+    if root is None:
+        query = qualify_columns(query, schema)
+    return query, names, using, root
+
+
+def _normalize_identifiers(query: exp.Expression, text: str) -> exp.Expression:
+    """sqlglot's ``normalize_identifiers`` for Spark (every identifier lower-cased, but for one marked
+    case-sensitive), in a plain walk: sqlglot's calls a Python function on every node and the dialect's
+    method on every identifier, three times the cost. ``text``: the statement's, in lower case. A
+    comment can mark any node case-sensitive (``sqlglot.meta``): such a statement goes to sqlglot's."""
+    if "sqlglot.meta" in text:
+        return normalize_identifiers(query, dialect=SPARK_DIALECT)
+    paths = "`" in text  # ``_prepare`` marks the identifiers of paths, read only in backquotes
+    identifier = exp.Identifier
+    expression = exp.Expr
+    stack = [query]
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        node = pop()
+        if type(node) is identifier:
+            if not (paths and node.meta_get("case_sensitive")):
+                node.set("this", node.this.lower())
+            continue
+        for value in node.args.values():
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, expression):
+                        push(item)
+            elif isinstance(value, expression):
+                push(value)
+    return query
 
 
 def _prepare(query: exp.Expression, walk: bool = True) -> tuple[dict[str, str], dict[int, str]]:

@@ -60,7 +60,7 @@ class Finder:
             cls = type(node)
             code = codes.get(cls)
             if code is None:
-                code = codes[cls] = issubclass(cls, self.found) | issubclass(cls, self.pruned) << 1
+                code = codes[cls] = issubclass(cls, self.found) | (issubclass(cls, self.pruned) or cls in _LEAVES) << 1
             if code & 1:
                 out.append(node)
                 if code & 2:
@@ -75,6 +75,10 @@ class Finder:
                 elif isinstance(value, expression):
                     push(value)
         return out
+
+
+# Nodes with no node below them: a walk need not look into their arguments.
+_LEAVES = frozenset({exp.Identifier, exp.Literal, exp.Var, exp.Null, exp.Boolean})
 
 
 def render(node: exp.Expression) -> str:

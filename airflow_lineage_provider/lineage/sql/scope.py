@@ -40,13 +40,14 @@ class Resolver(Conditions, Pivots):
     Each step is memoized per (scope, column): one pass per statement, never one per column.
     """
 
-    def __init__(self, catalog: Catalog, sql: str, query: exp.Expression, using: dict[int, str] | None = None
-                 ) -> None:
+    def __init__(self, catalog: Catalog, sql: str, query: exp.Expression, using: dict[int, str] | None = None,
+                 root: Scope | None = None) -> None:
+        """``root``: the query's scopes, when qualification built them (``sql/columns.py``)."""
         self.sql = sql
         self.using = using or {}
         self.catalog = catalog
         self.query = query
-        self.root = build_scope(query)
+        self.root = root if root is not None else build_scope(query)
         self.scope_of: dict[int, Scope] = {}
         if self.root is not None:
             for s in self.root.traverse():
@@ -60,7 +61,7 @@ class Resolver(Conditions, Pivots):
         self._pending: list[exp.Expression] = []
         self._src_memo: dict[tuple[int, str], frozenset[Origin]] = {}
         self._column_memo: dict[tuple[int, str, str], frozenset[Origin]] = {}
-        self._tables: dict[str, tuple[TableInfo | None, Dataset]] = {}
+        self._tables: dict[tuple[str, str, str], tuple[str, TableInfo | None, Dataset]] = {}
         self._table_memo: dict[tuple[str, str], frozenset[Origin]] = {}
         self.indirect_seen: set[tuple[str, str, str, bool]] = set()  # indirect inputs made (``conditions.py``)
         self.noted: set[int] = set()  # projections whose conditions and window keys are noted
@@ -239,15 +240,18 @@ class Resolver(Conditions, Pivots):
         return out
 
     def _table_source(self, table: exp.Table) -> Source:
-        if table.db and table.db.lower() in FILE_FORMATS and table.this.args.get("quoted"):
+        db = table.db
+        if db and db.lower() in FILE_FORMATS and table.this.args.get("quoted"):
             path = table.name
             return Source("table", table, name=path, dataset=naming.from_location(path, table=None))
-        name = self.catalog.full_name([table.catalog, table.db, table.name])
-        known = self._tables.get(name)
+        parts = (table.catalog, db, table.name)
+        known = self._tables.get(parts)
         if known is None:  # a table is read in many scopes: look it up and name it once
+            name = self.catalog.full_name(parts)
             info = self.catalog.get(name)
-            known = self._tables[name] = (info, naming.from_location(info.location if info else None, table=name))
-        return Source("table", table, name=name, info=known[0], dataset=known[1])
+            known = self._tables[parts] = (name, info, naming.from_location(info.location if info else None,
+                                                                             table=name))
+        return Source("table", table, name=known[0], info=known[1], dataset=known[2])
 
     def source_outputs(self, src: Source) -> list[str] | None:
         """Column names a source offers; ``None`` when unknown."""
@@ -309,7 +313,8 @@ class Resolver(Conditions, Pivots):
             if all(o.expression for o in origins):
                 return origins
             text = self.render(inner)
-            return frozenset(o if o.expression else o._replace(expression=text) for o in origins)
+            return frozenset(o if o.expression else Origin(o.table, o.field, o.subtype, text, o.masking)
+                             for o in origins)
         identity = self.is_identity(scope, inner)
         refs: list[Ref] = []
         subs: list[exp.Expression] = []
@@ -540,7 +545,8 @@ class Resolver(Conditions, Pivots):
             return rendered[placeholder]
 
         self.result.columns = [
-            (name, frozenset(o._replace(expression=text(o.expression)) if o.expression.startswith("\x00") else o
+            (name, frozenset(Origin(o.table, o.field, o.subtype, text(o.expression), o.masking)
+                             if o.expression.startswith("\x00") else o
                              for o in origins))
             for name, origins in self.result.columns
         ]

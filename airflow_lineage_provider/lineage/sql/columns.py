@@ -1,0 +1,513 @@
+"""sqlglot's ``qualify_columns`` for the queries that need only its common steps, on scopes built once.
+
+sqlglot's ``qualify_columns`` builds the query's scopes, then the resolver builds them again; its
+steps for Spark are, per scope: columns given the source that has them, ``*`` expanded from the
+schema, HAVING / QUALIFY columns told from output aliases, every output named, positional and
+alias references of GROUP BY / ORDER BY written out. ``qualify_columns`` here takes those same
+steps, in the same order and with the same calls, on one scope tree that the resolver then
+reuses. A query that needs any other step (USING / NATURAL joins, pivots, laterals and table
+functions, VALUES, a source of unknown schema, an alias reference to expand, a struct path, a
+column alias list, a recursive CTE, ``* EXCEPT``, DISTINCT ON, ...) or one sqlglot would reject
+is left as it was: ``None`` says to hand it to sqlglot's ``qualify_columns``. The tests hold the
+two to the same trees on every corpus and TPC-DS query.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Sequence
+from weakref import WeakKeyDictionary
+
+from sqlglot import exp
+from sqlglot.errors import OptimizeError
+from sqlglot.optimizer.scope import Scope, find_in_scope, traverse_scope, walk_in_scope
+from sqlglot.schema import MappingSchema
+
+# Nodes of a GROUP BY that sqlglot looks into for grouped columns.
+_GROUPING_CONTAINERS = (exp.Group, exp.GroupingSets, exp.Cube, exp.Rollup, exp.Tuple, exp.Paren)
+_MISSING = object()
+
+
+class _NotHereError(Exception):
+    """The query needs a step of sqlglot's ``qualify_columns`` that is not taken here."""
+
+
+def qualify_columns(query: exp.Expression, schema: MappingSchema) -> Scope | None:
+    """Qualify ``query``'s columns as sqlglot's ``qualify_columns`` does; returns its root scope.
+
+    ``None``: the query is left as it was, for sqlglot's ``qualify_columns``.
+    """
+    undo: list[tuple[exp.Expression, str, Any]] = []
+    try:
+        scopes = traverse_scope(query)
+        if not scopes:
+            return None
+        columns = _TABLE_COLUMNS.get(schema)
+        if columns is None:
+            columns = _TABLE_COLUMNS[schema] = {}
+        for scope in scopes:
+            _Scope(scope, schema, undo, columns).qualify()
+    except Exception:  # noqa: BLE001 - not a step taken here, a query sqlglot rejects, or a surprise: sqlglot's
+        for node, key, old in reversed(undo):
+            if key == "":  # a replacement: ``old`` is the node replaced
+                node.replace(old)
+            elif old is _MISSING:
+                node.set(key, None)
+            else:
+                node.set(key, old)
+                if old is None:
+                    node.args[key] = None
+        return None
+    for scope in scopes:
+        scope.clear_cache()  # what each scope collected before its columns changed
+    return scopes[-1]
+
+
+# Per schema (rebuilt whenever the catalog changes), per table's catalog, database and name: its columns.
+_TABLE_COLUMNS: WeakKeyDictionary[MappingSchema, dict[tuple[str, str, str], list[str]]] = WeakKeyDictionary()
+
+
+def _set(undo: list[tuple[exp.Expression, str, Any]], node: exp.Expression, key: str, value: Any) -> None:
+    """``node.set(key, value)``, remembered so that it can be taken back."""
+    undo.append((node, key, node.args.get(key, _MISSING)))
+    node.set(key, value)
+
+
+def _replace(undo: list[tuple[exp.Expression, str, Any]], old: exp.Expression, new: exp.Expression) -> None:
+    """``old.replace(new)``, remembered."""
+    if old.parent is None:
+        return
+    undo.append((new, "", old))
+    old.replace(new)
+
+
+class _Scope:
+    """One scope's steps of ``qualify_columns`` (sqlglot's resolver, for what they ask of it)."""
+
+    def __init__(self, scope: Scope, schema: MappingSchema, undo: list[tuple[exp.Expression, str, Any]],
+                 table_columns: dict[tuple[str, str, str], list[str]]) -> None:
+        self.scope = scope
+        self.schema = schema
+        self.dialect = schema.dialect
+        self.undo = undo
+        self.table_columns = table_columns
+        self._source_columns: dict[tuple[str, bool], Sequence[str]] = {}
+        self._all: dict[str, Sequence[str]] | None = None
+        self._unambiguous: dict[str, str] | None = None
+        self._identifiers: dict[str, tuple[dict[str, Any] | None, exp.Identifier]] = {}
+
+    # -- what sqlglot's resolver answers ------------------------------------------------------
+
+    def source_columns(self, name: str, only_visible: bool = False) -> Sequence[str]:
+        key = (name, only_visible)
+        found = self._source_columns.get(key)
+        if found is not None:
+            return found
+        scope = self.scope
+        source = scope.sources.get(name)
+        if source is None:
+            raise _NotHereError(f"unknown table {name}")
+        if isinstance(source, exp.Table):
+            if source.args.get("pivots") or not isinstance(source.this, exp.Identifier):
+                raise _NotHereError("pivot or table function")
+            # Every table has its catalog and database by now: its parts name it alone.
+            table_key = (source.catalog, source.db, source.name)
+            found = self.table_columns.get(table_key) if source.catalog and source.db else None
+            if found is None:
+                found = self.schema.column_names(source, only_visible)
+                if source.catalog and source.db:
+                    self.table_columns[table_key] = found
+        else:
+            expression = source.expression
+            if isinstance(expression, exp.SetOperation):
+                if expression.args.get("on") or expression.args.get("side") or expression.args.get("kind"):
+                    raise _NotHereError("set operation by name")
+                found = expression.named_selects
+            elif isinstance(expression, exp.Select):
+                first = expression.expressions[0] if expression.expressions else None
+                if isinstance(first, exp.QueryTransform):
+                    raise _NotHereError("transform")
+                found = expression.named_selects
+            else:
+                raise _NotHereError("values, unnest or lateral")
+        node = scope.selected_sources.get(name)
+        node = node[0] if node is not None else None
+        if isinstance(node, exp.Expression) and node.alias_column_names:
+            raise _NotHereError("column alias list")
+        if not found or "*" in found:
+            raise _NotHereError("a source of unknown columns")
+        self._source_columns[key] = found
+        return found
+
+    def all_source_columns(self) -> dict[str, Sequence[str]]:
+        if self._all is None:
+            if self.scope.lateral_sources:
+                raise _NotHereError("lateral")
+            self._all = {name: self.source_columns(name) for name in self.scope.selected_sources}
+        return self._all
+
+    def unambiguous(self, sources: dict[str, Sequence[str]]) -> dict[str, str]:
+        """Column name -> the one source that has it (sqlglot's ``_get_unambiguous_columns``)."""
+        owners: dict[str, str] = {}
+        shared: set[str] = set()
+        for table, names in sources.items():
+            for name in set(names):
+                if name in owners:
+                    shared.add(name)
+                else:
+                    owners[name] = table
+        for name in shared:
+            del owners[name]
+        return owners
+
+    def get_table(self, column: exp.Column) -> exp.Identifier | None:
+        """The identifier of the source that has ``column`` (sqlglot's ``Resolver.get_table``, for
+        scopes whose sources all have known columns)."""
+        scope = self.scope
+        name = column.name
+        if self._unambiguous is None:
+            self._unambiguous = self.unambiguous(self.all_source_columns())
+        table_name = None
+        if not scope.semi_or_anti_join_tables:  # no SEMI / ANTI join: where the column is does not matter
+            table_name = self._unambiguous.get(name)
+            if table_name:
+                return self._identifier(table_name)
+        join = self._join_context(column)
+        if join is None or not join.is_semi_or_anti_join:
+            table_name = self._unambiguous.get(name)
+        if not table_name and join is not None:
+            try:
+                table_name = self.unambiguous(self._available(join)).get(name)
+            except OptimizeError:
+                table_name = None
+        if not table_name:
+            return None  # sqlglot's guess of an unknown table function: no source has unknown columns here
+        return self._identifier(table_name)
+
+    def _identifier(self, table_name: str) -> exp.Identifier:
+        """A new identifier naming the source ``table_name`` in a column: its alias's (a copy), else its name."""
+        found = self._identifiers.get(table_name)
+        if found is None:
+            selected = self.scope.selected_sources.get(table_name)
+            node: exp.Expression | None = selected[0] if selected is not None else None
+            if isinstance(node, exp.Query):
+                while node and node.alias != table_name and node.parent:
+                    node = node.parent
+            alias = node.args.get("alias") if node is not None else None
+            given = alias.this if alias else None
+            if isinstance(given, exp.Identifier) and not given.comments:
+                # A copy of it, but for the place in the text its meta keeps (a deep copy costs more than
+                # the rest of the column's qualification).
+                found = self._identifiers[table_name] = (dict(given.args), given)
+            else:
+                found = self._identifiers[table_name] = (None, given if given is not None else table_name)
+        args, given = found
+        if args is not None:
+            return exp.Identifier(**args)
+        return exp.to_identifier(given)
+
+    def _join_context(self, column: exp.Column) -> exp.Join | None:
+        args = self.scope.expression.args
+        if not args.get("joins") or args.get("laterals") or args.get("pivots"):
+            return None
+        ancestor = column.find_ancestor(exp.Join, exp.Select)
+        if isinstance(ancestor, exp.Join):
+            name = ancestor.alias_or_name
+            if name in self.scope.selected_sources or name in self.scope.semi_or_anti_join_tables:
+                return ancestor
+        return None
+
+    def _available(self, join: exp.Join) -> dict[str, Sequence[str]]:
+        args = self.scope.expression.args
+        first = args["from_"].alias_or_name
+        available = {first: self._visible(first)}
+        for other in args["joins"][: join.index + 1]:
+            if other is join or not other.is_semi_or_anti_join:
+                available[other.alias_or_name] = self._visible(other.alias_or_name)
+        return available
+
+    def _visible(self, name: str) -> Sequence[str]:
+        if name not in self.scope.sources:
+            raise OptimizeError(f"Unknown table: {name}")
+        return self.source_columns(name)
+
+    # -- the steps ----------------------------------------------------------------------------
+
+    def qualify(self) -> None:
+        scope = self.scope
+        expression = scope.expression
+        select = isinstance(expression, exp.Select)
+        if not select and not isinstance(expression, exp.SetOperation):
+            raise _NotHereError("neither a select nor a set operation")
+        self._check(select)
+        self._columns()
+        scope.clear_column_cache()  # as sqlglot does: an outer scope reads this one's columns as they are now
+        if select:
+            self._stars()
+            self._having_and_qualify()
+            self._outputs()
+            self._group_by()
+        self._order_by()
+
+    def _check(self, select: bool) -> None:
+        """What ``qualify_columns`` would do here that is not done here: bail out."""
+        scope = self.scope
+        expression = scope.expression
+        if scope.comprehensions or scope.lateral_sources or scope.udtf_scopes or scope.table_columns:
+            raise _NotHereError("comprehension, lateral or table function")
+        for node in (*scope.ctes, *scope.derived_tables):
+            alias = node.args.get("alias")
+            if alias is not None and alias.args.get("columns"):
+                raise _NotHereError("column alias list")
+            if alias is not None and "columns" in alias.args:
+                _set(self.undo, alias, "columns", None)  # as ``_pop_table_column_aliases`` leaves it
+        for cte in scope.ctes:
+            if isinstance(cte.parent, exp.With) and cte.parent.args.get("recursive"):
+                raise _NotHereError("recursive")
+        if scope.outer_columns:
+            raise _NotHereError("column alias list")
+        selected = scope.selected_sources  # raises OptimizeError for an alias used twice
+        if scope.pivots:
+            raise _NotHereError("pivot")
+        if select:
+            joins = expression.args.get("joins") or []
+            names = {join.alias_or_name for join in joins}
+            for join in joins:
+                if join.args.get("using") or join.method == "NATURAL":
+                    raise _NotHereError("using")
+            if names and all(key in names for key in selected):
+                raise _NotHereError("joins with no source table")
+            for p in expression.expressions:
+                if isinstance(p, exp.QueryTransform):
+                    raise _NotHereError("transform")
+            distinct = expression.args.get("distinct")
+            if distinct is not None and distinct.args.get("on") is not None:
+                raise _NotHereError("distinct on")
+        self.all_source_columns()  # every selected source has known columns, or bail
+
+    def _columns(self) -> None:
+        """``_convert_columns_to_dots`` (none to convert) and ``_qualify_columns``."""
+        scope = self.scope
+        selected = scope.selected_sources
+        sources = scope.sources
+        parent = scope.parent
+        expression = scope.expression
+        aliases = {p.alias for p in expression.expressions if isinstance(p, exp.Alias)} \
+            if isinstance(expression, exp.Select) else set()
+        for column in scope.stars:
+            if not isinstance(column, exp.Column) or column.args.get("db") is not None or \
+                    (column.table and column.table not in selected):
+                raise _NotHereError("struct star")
+        known: dict[str, set[str]] = {}  # per source a column names: its columns
+        column_class = exp.Column
+        for column in scope.columns:
+            args = column.args
+            if type(column) is not column_class or args.get("db") is not None:
+                raise _NotHereError("struct path")
+            table = column.table
+            if table:
+                if table not in selected and not (parent is not None and table in parent.sources
+                                                  and scope.is_correlated_subquery):
+                    raise _NotHereError("struct path")  # sqlglot makes it a Dot
+                if table in sources:
+                    names = known.get(table)
+                    if names is None:
+                        names = known[table] = set(self._visible(table))
+                    if column.name not in names:
+                        raise _NotHereError("unknown column")
+                continue
+            identifier = self.get_table(column)
+            if identifier is None:
+                # An outer column or an ambiguous one: left as it is, as sqlglot does. An alias
+                # (``SELECT a + 1 AS b .. WHERE b > 0``): sqlglot writes its expression in.
+                if column.name in aliases:
+                    raise _NotHereError("alias reference")
+                continue
+            source = sources.get(identifier.name)
+            if isinstance(source, Scope) and id(column) in source.column_index:
+                continue
+            _set(self.undo, column, "table", identifier)
+
+    def _stars(self) -> None:
+        """``_expand_stars``: ``*`` and ``t.*`` from the sources' columns."""
+        scope = self.scope
+        expression = scope.expression
+        new: list[exp.Expression] = []
+        expanded = False
+        for projection in expression.expressions:
+            if isinstance(projection, exp.Star):
+                star = projection
+                tables = list(scope.selected_sources)
+            elif isinstance(projection, exp.Column) and isinstance(projection.this, exp.Star):
+                star = projection.this
+                tables = [projection.table]
+            else:
+                new.append(projection)
+                continue
+            if any(star.args.get(k) for k in ("ilike", "except_", "replace", "rename")):
+                raise _NotHereError("star modifiers")
+            expanded = True
+            for table in tables:
+                source = scope.sources.get(table)
+                if source is None:
+                    raise _NotHereError("star of an outer or pivoted source")
+                names = self.source_columns(table, only_visible=True)
+                if len(names) != len(set(names)):
+                    raise _NotHereError("duplicate columns under a star")
+                quoted_names: set[str] = set()
+                if isinstance(source, Scope) and isinstance(source.expression, exp.Query):
+                    quoted_names = {s.output_name for s in source.expression.selects if _quoted_output(s)}
+                table_source = isinstance(source, exp.Table)
+                for name in names:
+                    quoted = name in quoted_names or (table_source and self.dialect.case_sensitive(name))
+                    new.append(exp.column(name, table=table, quoted=quoted))
+        if expanded:
+            _set(self.undo, expression, "expressions", new)
+            scope.clear_cache()
+
+    def _having_and_qualify(self) -> None:
+        """``_expand_alias_refs`` where it does something once columns are qualified: HAVING and QUALIFY
+        columns no source qualified (the others have their table already)."""
+        expression = self.scope.expression
+        having = expression.args.get("having")
+        qualify = expression.args.get("qualify")
+        if having is None and qualify is None:
+            return
+        aliases: dict[str, exp.Expression] = {}
+        for p in expression.expressions:
+            if isinstance(p, exp.Alias):
+                aliases[p.alias] = p.this
+        grouped: set[tuple[str, str]] = set()
+        group = expression.args.get("group")
+        if having is not None and group is not None:
+            selects = expression.selects
+            for grouping in group.walk(prune=lambda n: not isinstance(n, _GROUPING_CONTAINERS)):
+                if isinstance(grouping, exp.Literal) and grouping.is_int:
+                    index = int(grouping.to_py()) - 1
+                    if 0 <= index < len(selects):
+                        grouping = selects[index].unalias().unnest()
+                if isinstance(grouping, exp.Column):
+                    grouped.add((grouping.table, grouping.name))
+        for node, is_having in ((having, True), (qualify, False)):
+            if node is None:
+                continue
+            for column in list(walk_in_scope(node, prune=lambda n: n.is_star)):
+                if not isinstance(column, exp.Column) or column.table:
+                    continue
+                table = self.get_table(column)
+                alias_expr = aliases.get(column.name)
+                skip = alias_expr is not None and find_in_scope(alias_expr, exp.AggFunc) is not None and \
+                    column.find_ancestor(exp.AggFunc) is not None and \
+                    not isinstance(column.find_ancestor(exp.Window, exp.Select), exp.Window)
+                prefer_column = True
+                if table is not None and is_having:
+                    prefer_column = isinstance(column.find_ancestor(exp.AggFunc, exp.Having), exp.AggFunc) or (
+                        table.name, column.name) in grouped
+                if table is not None and (alias_expr is None or skip or prefer_column):
+                    _set(self.undo, column, "table", table)
+                elif alias_expr is not None and not skip:
+                    raise _NotHereError("alias reference")
+
+    def _outputs(self) -> None:
+        """``qualify_outputs``: every output column named."""
+        expression = self.scope.expression
+        dialect = self.dialect
+        new: list[exp.Expression] = []
+        changed = False
+        for i, selection in enumerate(expression.expressions):
+            if isinstance(selection, exp.Subquery):
+                if not selection.output_name:
+                    identifier = exp.to_identifier(f"_col_{i}")
+                    dialect.normalize_identifier(identifier)
+                    _set(self.undo, selection, "alias", exp.TableAlias(this=identifier))
+            elif not isinstance(selection, (exp.Alias, exp.Aliases)) and not selection.is_star:
+                unwrapped = selection.unnest()
+                if isinstance(unwrapped, exp.Column):
+                    source_identifier = unwrapped.this
+                elif isinstance(unwrapped, exp.Dot):
+                    source_identifier = unwrapped.expression
+                else:
+                    source_identifier = None
+                selection = exp.alias_(selection, alias=selection.output_name or f"_col_{i}", copy=False)
+                if isinstance(source_identifier, exp.Identifier):
+                    if source_identifier.quoted:
+                        selection.args["alias"].set("quoted", True)
+                else:
+                    dialect.normalize_identifier(selection.args["alias"])
+                changed = True
+            new.append(selection)
+        if changed:
+            _set(self.undo, expression, "expressions", new)
+
+    def _group_by(self) -> None:
+        """``_expand_group_by``: ``GROUP BY 1`` written as the first projection."""
+        expression = self.scope.expression
+        group = expression.args.get("group")
+        if group is None:
+            return
+        new: list[exp.Expression] = []
+        changed = False
+        for node in group.expressions:
+            if node.is_int and isinstance(node, exp.Literal):
+                select = self._by_position(node)
+                value = select.this
+                if isinstance(value, exp.CONSTANTS) or value.is_number or value.find(exp.Explode, exp.Unnest):
+                    new.append(node)
+                    continue
+                if value.find(exp.Query):
+                    raise _NotHereError("a positional key holding a query")
+                new.append(value.copy())
+                changed = True
+            else:
+                new.append(node)
+        if changed:
+            _set(self.undo, group, "expressions", new)
+
+    def _by_position(self, node: exp.Literal) -> exp.Alias:
+        selects = self.scope.expression.selects
+        position = int(node.this) - 1
+        if not 0 <= position < len(selects) or not isinstance(selects[position], exp.Alias):
+            raise _NotHereError("position")
+        return selects[position]
+
+    def _order_by(self) -> None:
+        """``_expand_order_by_and_distinct_on`` for ORDER BY (DISTINCT ON is not Spark's)."""
+        expression = self.scope.expression
+        order = expression.args.get("order")
+        if not isinstance(order, exp.Expression):
+            return
+        alias_names = {name for name, count in Counter(expression.named_selects).items() if count == 1}
+        keys = [ordered.this for ordered in order.expressions]
+        for original in keys:
+            expanded = original
+            if original.is_int and isinstance(original, exp.Literal):
+                select = self._by_position(original)
+                if select.alias in alias_names:
+                    expanded = exp.column(select.args["alias"].copy())
+            for agg in original.find_all(exp.AggFunc):
+                for column in agg.find_all(exp.Column):
+                    if not column.table:
+                        table = self.get_table(column) if isinstance(expression, exp.Select) else None
+                        if table:
+                            _set(self.undo, column, "table", table)
+            if original is not expanded:
+                _replace(self.undo, original, expanded)
+        if expression.args.get("group"):
+            selects = {s.this: s for s in expression.selects if s.alias_or_name in alias_names}
+            for node in keys:
+                if not node.is_int:
+                    replacement = selects.get(node)
+                    if replacement is not None:
+                        _replace(self.undo, node, exp.column(replacement.alias_or_name))
+
+
+def _quoted_output(selection: exp.Expression) -> bool:
+    if isinstance(selection, exp.Alias):
+        identifier = selection.args.get("alias")
+    elif isinstance(selection, exp.Column):
+        identifier = selection.this
+    else:
+        identifier = None
+    return isinstance(identifier, exp.Identifier) and bool(identifier.quoted)
+
+
