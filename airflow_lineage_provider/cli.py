@@ -124,7 +124,7 @@ def _trace(args: argparse.Namespace) -> int:
     """A column's trace over every DAG, from Airflow's database (the CLI sees every DAG, as ``show`` does)."""
     import csv
 
-    from airflow_lineage_provider.lineage.extract import printable
+    from airflow_lineage_provider.lineage.extract import printable, spreadsheet_text
     from airflow_lineage_provider.lineage.trace import ROW_FIELDS, TraceQuery
     from airflow_lineage_provider.runs import TraceFollower
 
@@ -147,7 +147,7 @@ def _trace(args: argparse.Namespace) -> int:
     elif args.csv:
         writer = csv.DictWriter(sys.stdout, fieldnames=ROW_FIELDS, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(answer.rows())
+        writer.writerows({k: spreadsheet_text(v) for k, v in row.items()} for row in answer.rows())
     else:
         print("\n".join(map(printable, answer.lines())))
     return 0

@@ -90,3 +90,17 @@ def format_table(report: LineageReport) -> str:
     for w in report.warnings:
         lines.append(f"warning: {p(w, newlines=True)}")
     return "\n".join(lines)
+
+
+# A cell a spreadsheet would run as a formula: = + - @ (and their full-width forms) first, also after
+# leading whitespace a spreadsheet may trim, or a leading tab or line break (the page's csvCell, in Python).
+_FORMULA = re.compile("^\\s*[=+\\-@\uff1d\uff0b\uff0d\uff20]|^[\t\r\n]")
+
+
+def spreadsheet_text(value: object) -> str:
+    """``value`` as a CSV cell a spreadsheet shows as text: a formula is prefixed with ``'``, and control
+    characters are written as their escapes (``printable``)."""
+    text = "" if value is None else str(value)
+    if _FORMULA.search(text):
+        text = "'" + text
+    return printable(text)

@@ -38,3 +38,14 @@ def test_format_table_escapes_every_text_of_the_document():
     assert "\x1b" not in text
     assert text.count("\\x1b[2J\\x1b[31m") == 10
     assert "  c\\x1b[2J\\x1b[31m <- db.s\\x1b[2J\\x1b[31m.f\\x1b[2J\\x1b[31m  TRANSFORMATION" in text
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    ("=1+1", "'=1+1"), (" =HYPERLINK(x)", "' =HYPERLINK(x)"), ("+cmd", "'+cmd"), ("@SUM(A1)", "'@SUM(A1)"),
+    ("\uff1d1", "'\uff1d1"), ("\tx", "'\\tx"), ("a=b", "a=b"), ("company_name", "company_name"),
+    ("x\x1b[2J", "x\\x1b[2J"), (None, ""), (3, "3"),
+])
+def test_a_csv_cell_never_runs_as_a_spreadsheet_formula(value, shown):
+    from airflow_lineage_provider.lineage.extract import spreadsheet_text
+
+    assert spreadsheet_text(value) == shown
