@@ -12,8 +12,8 @@ from __future__ import annotations
 import pendulum
 from airflow.sdk import DAG, task
 
-T = "spark_catalog.default."
-WH = "/warehouse/"
+T = "spark_catalog.trace."  # a database of their own: no other test DAG writes these tables
+WH = "/warehouse/trace.db/"
 
 
 def _document(target: str, columns: dict, indirect: tuple = ()) -> dict:

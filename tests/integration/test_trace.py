@@ -19,7 +19,7 @@ from tests.conftest import DAGS, venv_bin
 
 pytestmark = pytest.mark.airflow
 
-T = "spark_catalog.default."
+T = "spark_catalog.trace."
 
 
 def _dags():
@@ -69,16 +69,16 @@ def test_the_follower_joins_three_dags_and_the_cli_gives_the_same_hops(three_dag
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == json.loads(json.dumps(trace.to_dict()))
 
-    impact = _cli("default.ods_users.birthday", "--downstream", "--csv")
+    impact = _cli("trace.ods_users.birthday", "--downstream", "--csv")
     assert impact.returncode == 0, impact.stderr
     rows = list(csv.DictReader(io.StringIO(impact.stdout)))
     assert [(r["depth"], r["dag_id"], r["target"], r["target_column"]) for r in rows] == [
         ("1", "trace_dwd", T + "dwd_users", "age"), ("2", "trace_report", T + "company_report", "age_band")]
 
-    text = _cli("company_report.users", "--depth", "1")
+    text = _cli("trace.company_report.users", "--depth", "1")
     assert text.returncode == 0, text.stderr
     assert "upstream:" in text.stdout and "downstream:" in text.stdout
-    assert "spark_catalog.default.company_rollup.users <- spark_catalog.default.company_report.users" in text.stdout
+    assert "spark_catalog.trace.company_rollup.users <- spark_catalog.trace.company_report.users" in text.stdout
 
 
 def test_a_new_run_is_followed_and_as_of_shows_the_old_edge(three_dags):
@@ -110,7 +110,7 @@ def test_a_new_run_is_followed_and_as_of_shows_the_old_edge(three_dags):
 
 
 def test_cli_says_what_is_wrong(three_dags):
-    unknown = _cli("default.nowhere.x")
-    assert unknown.returncode == 1 and "no task with column lineage writes or reads default.nowhere.x" in unknown.stderr
-    bad = _cli("default.company_report.users", "--depth", "0")
+    unknown = _cli("trace.nowhere.x")
+    assert unknown.returncode == 1 and "no task with column lineage writes or reads trace.nowhere.x" in unknown.stderr
+    bad = _cli("trace.company_report.users", "--depth", "0")
     assert bad.returncode == 2 and "at least 1 step" in bad.stderr

@@ -191,3 +191,56 @@ def test_a_run_column_links_to_its_trace(server, browser, three_dags):  # noqa: 
         assert set(got["downstream"]) == {T + "company_rollup.users"}
     finally:
         context.close()
+
+
+D = "spark_catalog.default."  # the example DAGs' tables
+
+
+# -- the two example DAGs, on real Spark: DAG A writes dwd_users, DAG B reads it into a report ----------------
+
+@pytest.fixture(scope="module")
+def demo_dags(airflow_db):
+    from tests.conftest import DAGS
+    from tests.integration.test_example_dag import load_dag
+    from tests.integration.test_ui import DEMO, _latest_successful_run
+
+    if _latest_successful_run(DEMO) is None:
+        assert load_dag(DAGS / "spark_column_lineage_demo.py").test().state == "success"
+    assert load_dag(DAGS / "spark_company_report_demo.py").test().state == "success"
+
+
+def _page_trace(page, server, **params):
+    page.goto(server["base"] + "/column-lineage/trace?" + urllib.parse.urlencode(params))
+    page.locator("#column-lineage-app[data-state=ready]").wait_for()
+    return _highlighted(page.main_frame)
+
+
+@pytest.mark.spark
+def test_the_example_dags_trace_a_report_column_back_through_dag_a(server, browser, demo_dags):  # noqa: F811
+    status, body = _trace(server, "admin", dataset=D + "company_report.company_name", direction="upstream")
+    assert status == 200, body
+    answer = json.loads(body)
+    hops = {(h["depth"], h["target"]["label"], h["target"]["column"], h["source"]["label"], h["source"]["column"],
+             h["subtype"], h["run"]["dag_id"]) for h in answer["trace"]["hops"] if not h["indirect"]}
+    assert hops == {
+        (1, D + "company_report", "company_name", D + "dwd_users", "company_name", "IDENTITY",
+         "spark_company_report_demo"),
+        (2, D + "dwd_users", "company_name", D + "dim_company", "company_name", "IDENTITY",
+         "spark_column_lineage_demo"),
+        (2, D + "dwd_users", "company_name", D + "ods_users", "name", "IDENTITY", "spark_column_lineage_demo"),
+    }
+    cli = subprocess.run([venv_bin("airflow-lineage"), "trace", D + "company_report.company_name", "--upstream",
+                          "--json"], capture_output=True, text=True, env=os.environ, timeout=300)
+    assert cli.returncode == 0, cli.stderr
+    assert answer["trace"] == json.loads(cli.stdout)
+
+    context, page = _context(server, browser, "admin")
+    try:
+        got = _page_trace(page, server, dataset=D + "company_report", column="company_name")
+        assert set(got["upstream"]) == {D + "dwd_users.company_name", D + "dim_company.company_name",
+                                        D + "ods_users.name"}
+        got = _page_trace(page, server, dataset=D + "ods_users", column="birthday", direction="downstream")
+        assert set(got["downstream"]) == {D + "dwd_users.birthday", D + "dwd_users.p",
+                                          D + "company_report.oldest_birthday", D + "company_report.first_day"}
+    finally:
+        context.close()
