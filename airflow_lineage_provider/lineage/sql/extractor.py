@@ -46,7 +46,8 @@ from airflow_lineage_provider.lineage.redact import scrub
 from airflow_lineage_provider.lineage.schema_cache import SchemaCache
 from airflow_lineage_provider.lineage.sql.catalog import Catalog, TableInfo, ViewLineage, parameter_tables
 from airflow_lineage_provider.lineage.sql.qualify import qualify
-from airflow_lineage_provider.lineage.sql.render import DIALECT, SPARK_DIALECT
+from airflow_lineage_provider.lineage.sql.render import DIALECT, SPARK_DIALECT, plain_sql
+from airflow_lineage_provider.lineage.sql.roles import function_name
 from airflow_lineage_provider.lineage.sql.rowlevel import MODES as ROW_LEVEL_MODES
 from airflow_lineage_provider.lineage.sql.rowlevel import rewrite as row_level_query
 from airflow_lineage_provider.lineage.sql.scope import Resolver
@@ -139,7 +140,7 @@ class SqlExtractor:
         if _SCRIPTING_BLOCK.match(sql):
             return [_none(index, sql, "a SQL scripting block (BEGIN ... END) is not read by the static extractor: its "
                                       "writes depend on its variables and control flow, and are known when it runs")]
-        text, directories = _multi_insert_directories(self._resolve_identifiers(sql))
+        text, directories = _multi_insert_directories(_map_reduce(self._resolve_identifiers(sql)))
         try:
             tree = sqlglot.parse_one(text, dialect=SPARK_DIALECT)
         except SqlglotError as e:
@@ -449,14 +450,21 @@ class SqlExtractor:
         for star in list(query.find_all(exp.Star)):
             holder = star.parent if isinstance(star.parent, exp.Column) else star
             call = holder.parent
-            if not isinstance(call, exp.Func) or isinstance(call, exp.Count) or holder.arg_key != "expressions" \
-                    and not isinstance(call, exp.Anonymous) and holder.arg_key != "this":
+            if isinstance(call, exp.Paren) and isinstance(call.parent, exp.Select) and call.arg_key == "expressions":
+                call.replace(holder)  # ``SELECT (*)``: the star itself
                 continue
+            if not isinstance(call, (exp.Func, exp.In)) or isinstance(call, exp.Count) \
+                    or holder.arg_key != "expressions" and not isinstance(call, exp.Anonymous) \
+                    and holder.arg_key != "this":
+                continue  # a star as a function's argument, or the list of ``x IN (*)``
             select = call.find_ancestor(exp.Select)
             if select is None:
                 continue
             wanted = holder.table if isinstance(holder, exp.Column) else ""
             columns = self._from_columns(select, wanted)
+            left_out = {e.name.lower() for e in star.args.get("except_") or []}
+            if columns is not None and left_out:  # ``coalesce(* EXCEPT (a, b))``
+                columns = [c for c in columns if c.name.lower() not in left_out]
             if columns is None:
                 self._notes.append(f"{_generator_name(call)}({wanted + '.' if wanted else ''}*): the star is not "
                                    f"expanded (no known schema for what the select reads); its columns are missing")
@@ -496,18 +504,25 @@ class SqlExtractor:
                                            for p, n in zip(select.expressions, names)])
                 alias.set("columns", None)
 
-    def _from_columns(self, select: exp.Select, wanted: str) -> list[exp.Expression] | None:
-        """The columns of the tables a select reads (of ``wanted`` only, when given), qualified;
-        ``None`` when one of them is not a table of known schema."""
+    def _from_columns(self, select: exp.Select, wanted: str, upto: exp.Expression | None = None
+                      ) -> list[exp.Expression] | None:
+        """The columns of the tables a select reads (of ``wanted`` only, when given; only those before
+        ``upto``), qualified; ``None`` when one of them is not a table of known schema. A LATERAL subquery's
+        select reads the relations before it too: a star of a relation it does not have is theirs
+        (``LATERAL (SELECT t.*)``)."""
         frm = select.args.get("from_") or select.args.get("from")
         relations = ([frm.this] if frm is not None else []) + [j.this for j in select.args.get("joins") or []]
         out: list[exp.Expression] = []
         for relation in relations:
+            if relation is upto:
+                break
             name = relation.alias_or_name
             if wanted and name.lower() != wanted.lower():
                 continue
-            if isinstance(relation, exp.Subquery) and isinstance(relation.this, exp.Select):
-                names = [p.alias_or_name for p in relation.this.expressions]
+            body = relation.this.this if isinstance(relation, exp.Lateral) and isinstance(
+                relation.this, exp.Subquery) else relation.this if isinstance(relation, exp.Subquery) else None
+            if isinstance(body, exp.Select):
+                names = [p.alias_or_name for p in body.expressions]
                 if not all(names) or "*" in names:
                     return None
             elif isinstance(relation, exp.Table) and isinstance(relation.this, exp.Identifier):
@@ -518,7 +533,46 @@ class SqlExtractor:
             else:
                 return None
             out.extend(exp.column(c, table=name) if name else exp.column(c) for c in names)
+        if not out and wanted:
+            lateral = select.parent.parent if isinstance(select.parent, exp.Subquery) else None
+            outer = lateral.parent.parent if isinstance(lateral, exp.Lateral) and isinstance(
+                lateral.parent, (exp.From, exp.Join)) else None
+            if isinstance(outer, exp.Select):
+                return self._from_columns(outer, wanted, lateral)
         return out or None
+
+    def _expand_lateral_stars(self, query: exp.Expression) -> None:
+        """``LATERAL (SELECT t1.*, t2.* FROM t2)``: a star of a relation before the LATERAL is its columns;
+        ``LATERAL (SELECT *)`` with no FROM has none (Spark's star over no relation). sqlglot's qualify
+        leaves both, and then every star above them, unexpanded."""
+        for lateral in list(query.find_all(exp.Lateral)):
+            select = lateral.this.this if isinstance(lateral.this, exp.Subquery) else None
+            if not isinstance(select, exp.Select):
+                continue
+            frm = select.args.get("from_") or select.args.get("from")
+            own = {r.alias_or_name.lower() for r in ([frm.this] if frm is not None else []) +
+                   [j.this for j in select.args.get("joins") or []]}
+            items: list[exp.Expression] = []
+            changed = False
+            for p in select.expressions:
+                table = p.table if isinstance(p, exp.Column) and isinstance(p.this, exp.Star) else None
+                star = p.this if table is not None else p if isinstance(p, exp.Star) else None
+                if star is not None and table is None and frm is None:
+                    changed = True  # ``SELECT *`` over no relation: no column (the ones before are not its)
+                    continue
+                outer = star is not None and not star.args.get("except_") and not star.args.get("replace") \
+                    and table is not None and table.lower() not in own
+                columns = self._from_columns(select, table) if outer else None
+                if columns:
+                    items.extend(columns)
+                    changed = True
+                else:
+                    items.append(p)
+            if changed and items:
+                select.set("expressions", items)
+            elif changed and isinstance(lateral.parent, exp.Join) and not any(
+                    v for k, v in select.args.items() if k != "expressions"):
+                lateral.parent.pop()  # ``LATERAL (SELECT *)``: one row of no column, joined to each row
 
     def _column_type(self, column: exp.Column) -> str | None:
         """The schema's type of a column of a table its SELECT reads (by its qualifier, else the one
@@ -617,9 +671,12 @@ class SqlExtractor:
         text = self._sql.lower()
         if self.catalog.functions:
             expand_table_functions(query, self._table_function)
-        if "transform" in text:
+        if "transform" in text or "map" in text or "reduce" in text:  # MAP / REDUCE are read as TRANSFORM
             _expand_transforms(query)
+        if "lateral" in text:
+            _name_laterals(query)
         if any(name in text for name in _GENERATORS):
+            _generators_of_literals_as_queries(query)
             _expand_generators(query, self._column_type)
         if "struct" in text:
             _read_fields_made_in_place(query)
@@ -632,6 +689,8 @@ class SqlExtractor:
             self._apply_alias_lists(query)
         if _STAR_ARGUMENT.search(text):
             self._expand_star_arguments(query)
+        if "lateral" in text and "*" in text:
+            self._expand_lateral_stars(query)
         qualified, names, using = qualify(query, self._sql, self.catalog.database, self.schema())
         if ".*" in text or ". *" in text:
             self._expand_struct_stars(qualified)
@@ -647,6 +706,29 @@ class SqlExtractor:
                     names.setdefault(c.lower(), c)
         result.columns = [(names.get(c.lower(), c), o) for c, o in result.columns]
         return result
+
+
+# ``MAP a, b USING 'cat' AS (..) FROM t``, ``FROM t MAP .. USING ..``: Hive's spellings of SELECT TRANSFORM.
+_MAP_REDUCE = re.compile(r"^(?P<head>\s*(?:INSERT\s+(?:INTO|OVERWRITE)\s+(?:TABLE\s+)?[\w.`]+\s+|CREATE\s+.*?\bAS\s+))?"
+                         r"\s*(?:FROM\s+(?P<source>.+?)\s+)?(?:MAP|REDUCE)\s+(?P<inputs>.+?)\s+USING\s+"
+                         r"(?P<script>'(?:[^'\\]|\\.)*')(?P<rest>.*)$", re.I | re.S)
+_MAP_REDUCE_START = re.compile(r"^(?=.*\b(?:MAP|REDUCE)\s)\s*(?:MAP|REDUCE|FROM|INSERT|CREATE)\b", re.I | re.S)
+_AS_COLUMNS = re.compile(r"^\s*AS\s*(?:\([^()]*\)|\w+(?:\s*,\s*\w+)*)", re.I)
+
+
+def _map_reduce(sql: str) -> str:
+    """``MAP``/``REDUCE`` (Hive) written as the ``SELECT TRANSFORM`` Spark reads them as; sqlglot knows only that."""
+    if not _MAP_REDUCE_START.match(sql):
+        return sql
+    m = _MAP_REDUCE.match(sql)
+    if m is None:
+        return sql
+    rest = m.group("rest")
+    columns = _AS_COLUMNS.match(rest)
+    head = (f"{m.group('head') or ''}SELECT TRANSFORM({m.group('inputs')}) USING {m.group('script')}"
+            f"{columns.group(0) if columns else ''}")
+    tail = rest[columns.end():] if columns else rest
+    return f"{head} FROM {m.group('source')}{tail}" if m.group("source") else f"{head}{tail}"
 
 
 def _directory_path(m: re.Match[str]) -> str | None:
@@ -731,7 +813,7 @@ _ALIAS_LIST = re.compile(r"(?:(?:\bfrom|\bjoin|,)\s*[\w.`]+|\))\s+(?:as\s+)?(?!(
 # ``SELECT *``, ``, t.*``: a star in a select list (not ``count(*)``).
 _STAR_PROJECTION = re.compile(r"(?:\bselect(?:\s+distinct)?|,)\s*(?:[\w`]+\.)?\*")
 # ``f(*)`` / ``f(x, t.*)`` other than count(*): a star as a function's argument.
-_STAR_ARGUMENT = re.compile(r"(?<!count)\((?:[^()]*,)?\s*(?:\w+\.)?\*\s*[,)]")
+_STAR_ARGUMENT = re.compile(r"(?<!count)\((?:[^()]*,)?\s*(?:\w+\.)?\*\s*(?:[,)]|except\b)")
 # ``FROM (`` / ``JOIN (`` opening something other than a query: perhaps a join in parentheses.
 _PARENTHESIZED_FROM = re.compile(r"\b(?:from|join)\s*\(\s*(?:\(|(?!(?:select|with|values|from|table)\b)\w)")
 
@@ -798,7 +880,7 @@ _GENERATORS = frozenset({"explode", "explode_outer", "posexplode", "posexplode_o
 
 
 def _generator_name(node: exp.Expression) -> str:
-    return (node.name if isinstance(node, exp.Anonymous) else node.key).lower()
+    return function_name(node)  # ``posexplode_outer``, not sqlglot's key ``posexplodeouter``
 
 
 def _expand_generators(query: exp.Expression, column_type: Callable[[exp.Column], str | None]) -> None:
@@ -813,12 +895,11 @@ def _expand_generators(query: exp.Expression, column_type: Callable[[exp.Column]
             call = item.this if isinstance(item, exp.Aliases) else item
             names: list[str] = []
             if _generator_name(call) in _GENERATORS:
-                if isinstance(item, exp.Aliases):
-                    names = [e.name for e in item.expressions]
-                elif _generator_name(call).startswith("inline"):
-                    names = _inline_fields(call, column_type)
-                elif _generator_name(call).startswith("posexplode"):
-                    names = ["pos", "col"]
+                if isinstance(item, exp.Aliases):  # ``AS (p, v)``; ``AS (null, null)`` names them null
+                    names = [e.name if isinstance(e, exp.Identifier) else plain_sql(e).lower()
+                             for e in item.expressions]
+                else:  # unnamed: the names Spark gives (``col``, ``pos``, ``key``, ``value``, ``c0``, ..)
+                    names = _generator_outputs(call, column_type)
             if len(names) > 1 or (names and isinstance(item, exp.Aliases)) or (names and item is call):
                 items.extend(exp.alias_(call.copy(), name) for name in names)
                 changed = True
@@ -826,6 +907,32 @@ def _expand_generators(query: exp.Expression, column_type: Callable[[exp.Column]
                 items.append(item)
         if changed:
             select.set("expressions", items)
+
+
+def _name_laterals(query: exp.Expression) -> None:
+    """``FROM t, LATERAL (SELECT ..), LATERAL (SELECT ..)``: each unnamed LATERAL subquery gets a name of its
+    own (sqlglot's qualify names them ``_0``, ``_1`` per scope and fails on a chain of three, "Alias already
+    used"); Spark's column names do not depend on it."""
+    for i, lateral in enumerate(query.find_all(exp.Lateral)):
+        alias = lateral.args.get("alias")
+        if isinstance(lateral.this, exp.Subquery) and (alias is None or not alias.name):
+            lateral.set("alias", exp.TableAlias(this=exp.to_identifier(f"__lateral_{i}"),
+                                                columns=alias.columns if alias is not None else None))
+
+
+def _generators_of_literals_as_queries(query: exp.Expression) -> None:
+    """``FROM explode(array(1, 2)) t(v)``: a generator in FROM that reads no column and names its columns is
+    the query ``(SELECT explode(array(1, 2)) AS v) t``, whose columns sqlglot's qualify knows (it takes a
+    table function for a table of unknown schema, and then cannot place a column a later LATERAL reads)."""
+    for table in list(query.find_all(exp.Table)):
+        call, alias = table.this, table.args.get("alias")
+        if not isinstance(call, exp.Func) or _generator_name(call) not in _GENERATORS or alias is None \
+                or not alias.columns or call.find(exp.Column) is not None:
+            continue
+        names = [c.copy() for c in alias.columns]
+        item = exp.alias_(call.copy(), names[0]) if len(names) == 1 else exp.Aliases(this=call.copy(),
+                                                                                      expressions=names)
+        table.replace(exp.Subquery(this=exp.select(item), alias=exp.TableAlias(this=alias.this)))
 
 
 def _name_generator_relations(query: exp.Expression, column_type: Callable[[exp.Column], str | None]) -> None:
