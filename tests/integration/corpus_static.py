@@ -9,6 +9,8 @@ from __future__ import annotations
 from tests.integration.case import Case
 
 C = Case
+# A table of struct literals, made by a CTAS: its struct columns' fields are known from the literals.
+SV = "CREATE TABLE IF NOT EXISTS st_sv_t USING parquet AS SELECT * FROM VALUES (1, named_struct('Aa', 1, 'Bb', named_struct('Cc', 'x', 'Dd', 2.0))) AS T(K, S)"
 STATIC_CASES: list[Case] = [
     # -- CTEs written before the INSERT or CTAS they name tables for -----------------------------------------
     C("st_cte_insert", "WITH c AS (SELECT name, salary * 2 AS s FROM emp WHERE age > 30) INSERT INTO out2 SELECT name, s FROM c",
@@ -511,4 +513,36 @@ STATIC_CASES: list[Case] = [
       {'name': {'emp.name:I'}, 'scalarsubquery(name, name)': {'emp.name:T'}}, {'emp.name:FILTER'}),
     C("st_scalar_outer_twice_qualified", 'SELECT (SELECT max(d.dname) FROM dept d WHERE d.dept = e.dept OR d.region = e.dept) FROM emp e',
       {'scalarsubquery(dept, dept)': {'dept.dname:A'}}, {'dept.dept:FILTER', 'dept.region:FILTER', 'emp.dept:FILTER'}),
+    # -- window frames bounded by intervals: Spark's names of the day-time intervals ---------------------------
+    C("st_win_interval_day_hour", 'SELECT ts, avg(salary) OVER (PARTITION BY dept ORDER BY ts RANGE BETWEEN CURRENT ROW AND interval 23 days 4 hours FOLLOWING) FROM emp',
+      {'ts': {'emp.ts:I'}, "avg(salary) OVER (PARTITION BY dept ORDER BY ts ASC NULLS FIRST RANGE BETWEEN CURRENT ROW AND INTERVAL '23 04' DAY TO HOUR FOLLOWING)": {'emp.salary:A'}}, {'emp.dept:WINDOW', 'emp.ts:WINDOW'}),
+    C("st_win_interval_one_unit", 'SELECT avg(salary) OVER (ORDER BY ts RANGE BETWEEN interval 1 day PRECEDING AND CURRENT ROW) FROM emp',
+      {"avg(salary) OVER (ORDER BY ts ASC NULLS FIRST RANGE BETWEEN INTERVAL '1' DAY PRECEDING AND CURRENT ROW)": {'emp.salary:A'}}, {'emp.ts:WINDOW'}),
+    C("st_win_interval_hour_minute", 'SELECT max(age) OVER (ORDER BY ts RANGE BETWEEN interval 2 hours 30 minutes PRECEDING AND interval 1 hours 3 minutes FOLLOWING) FROM emp',
+      {"max(age) OVER (ORDER BY ts ASC NULLS FIRST RANGE BETWEEN INTERVAL '02:30' HOUR TO MINUTE PRECEDING AND INTERVAL '01:03' HOUR TO MINUTE FOLLOWING)": {'emp.age:A'}}, {'emp.ts:WINDOW'}),
+    C("st_win_interval_ctas", 'CREATE TABLE IF NOT EXISTS st_wi_ctas USING parquet AS SELECT name, sum(age) OVER (ORDER BY ts RANGE BETWEEN interval 3 hours PRECEDING AND interval 10 hours FOLLOWING) FROM emp',
+      {'name': {'emp.name:I'}, "sum(age) OVER (ORDER BY ts ASC NULLS FIRST RANGE BETWEEN INTERVAL '03' HOUR PRECEDING AND INTERVAL '10' HOUR FOLLOWING)": {'emp.age:A'}}, {'emp.ts:WINDOW'}, target="st_wi_ctas"),
+    C("st_win_interval_subquery", 'SELECT * FROM (SELECT id, count(id) OVER (PARTITION BY dept ORDER BY ts RANGE BETWEEN interval 1 days 12 hours PRECEDING AND CURRENT ROW) FROM emp)',
+      {'id': {'emp.id:I'}, "count(id) OVER (PARTITION BY dept ORDER BY ts ASC NULLS FIRST RANGE BETWEEN INTERVAL '1 12' DAY TO HOUR PRECEDING AND CURRENT ROW)": {'emp.id:A!'}}, {'emp.dept:WINDOW', 'emp.ts:WINDOW'}),
+    C("st_win_interval_minute_second_nested", 'SELECT t.* FROM (SELECT id, min(salary) OVER (ORDER BY ts RANGE BETWEEN interval 10 minutes 5 seconds PRECEDING AND CURRENT ROW) FROM emp) t',
+      {'id': {'emp.id:I'}, "min(salary) OVER (ORDER BY ts ASC NULLS FIRST RANGE BETWEEN INTERVAL '10:05' MINUTE TO SECOND PRECEDING AND CURRENT ROW)": {'emp.salary:A'}}, {'emp.ts:WINDOW'}),
+    # -- struct fields: struct(s.*), s.f.*, * EXCEPT (s.f), s.* EXCEPT (f.g); struct literals of a CTAS ------
+    C("st_struct_star_argument", 'SELECT id, struct(info.*) AS s FROM cust',
+      {'id': {'cust.id:I'}, 's': {'cust.info.city:T', 'cust.info.geo:T', 'cust.info.zip:T'}}, set()),
+    C("st_struct_nested_star", 'SELECT info.geo.* FROM cust',
+      {'lat': {'cust.info.geo.lat:I'}, 'lon': {'cust.info.geo.lon:I'}}, set()),
+    C("st_struct_star_except_field_path", 'SELECT info.* EXCEPT (geo.lat) FROM cust',
+      {'city': {'cust.info.city:I'}, 'zip': {'cust.info.zip:I'}, 'geo': {'cust.info.geo.lon:T'}}, set()),
+    C("st_struct_table_star_except_field", 'SELECT * EXCEPT (info.zip, props) FROM cust',
+      {'id': {'cust.id:I'}, 'name': {'cust.name:I'}, 'info': {'cust.info.city:T', 'cust.info.geo:T'}, 'tags': {'cust.tags:I'}}, set()),
+    C("st_struct_table_star_except_ctas", 'CREATE TABLE IF NOT EXISTS st_sx_ctas USING parquet AS SELECT * EXCEPT (info.zip, tags) FROM cust',
+      {'id': {'cust.id:I'}, 'name': {'cust.name:I'}, 'info': {'cust.info.city:T', 'cust.info.geo:T'}, 'props': {'cust.props:I'}}, set(), target="st_sx_ctas"),
+    C("st_struct_values_ctas_fields", 'SELECT K, S.Aa, STRUCT(S.*).Bb AS b FROM st_sv_t',
+      {'K': {'st_sv_t.K:I'}, 'Aa': {'st_sv_t.S.Aa:I'}, 'b': {'st_sv_t.S.Bb:I'}}, set(), setup=SV),
+    C("st_struct_values_ctas_star", 'SELECT S.Bb.*, struct(S.Bb.*) AS x FROM st_sv_t',
+      {'Cc': {'st_sv_t.S.Bb.Cc:I'}, 'Dd': {'st_sv_t.S.Bb.Dd:I'}, 'x': {'st_sv_t.S.Bb.Cc:T', 'st_sv_t.S.Bb.Dd:T'}}, set(), setup=SV),
+    C("st_struct_values_ctas_except_nested", 'SELECT t.Dd FROM (SELECT S.Bb.* EXCEPT (Cc) FROM st_sv_t) t',
+      {'Dd': {'st_sv_t.S.Bb.Dd:I'}}, set(), setup=SV),
+    C("st_struct_star_except_view", 'CREATE OR REPLACE VIEW st_sx_v AS SELECT * EXCEPT (S.Bb.Cc) FROM st_sv_t',
+      {'K': {'st_sv_t.K:I'}, 'S': {'st_sv_t.S.Aa:T', 'st_sv_t.S.Bb.Dd:T'}}, set(), target="st_sx_v", setup=SV),
 ]

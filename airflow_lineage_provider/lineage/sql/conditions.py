@@ -190,7 +190,7 @@ class Conditions:
             if type(n) is exp.Dot:
                 path, base = field_path(n)
                 if path:  # a struct field: the field is the input, named by its path
-                    self._add_indirect((o._replace(field=f"{o.field}.{path}") if o.subtype == IDENTITY else o
+                    self._add_indirect((o._replace(field=self.field_of(o, path)) if o.subtype == IDENTITY else o
                                         for o in self._condition_column(scope, base, select_first)), subtype)
                 else:
                     for c in n.find_all(exp.Column):

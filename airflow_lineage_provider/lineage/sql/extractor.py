@@ -44,10 +44,16 @@ from airflow_lineage_provider.lineage.model import (
 )
 from airflow_lineage_provider.lineage.redact import scrub
 from airflow_lineage_provider.lineage.schema_cache import SchemaCache
-from airflow_lineage_provider.lineage.sql.catalog import Catalog, TableInfo, ViewLineage, parameter_tables
+from airflow_lineage_provider.lineage.sql.catalog import (
+    Catalog,
+    TableInfo,
+    ViewLineage,
+    parameter_tables,
+    struct_fields,
+)
 from airflow_lineage_provider.lineage.sql.qualify import qualify
-from airflow_lineage_provider.lineage.sql.render import DIALECT, SPARK_DIALECT, plain_sql
-from airflow_lineage_provider.lineage.sql.roles import function_name
+from airflow_lineage_provider.lineage.sql.render import DIALECT, SPARK_DIALECT, plain_sql, render
+from airflow_lineage_provider.lineage.sql.roles import field_path, function_name
 from airflow_lineage_provider.lineage.sql.rowlevel import MODES as ROW_LEVEL_MODES
 from airflow_lineage_provider.lineage.sql.rowlevel import rewrite as row_level_query
 from airflow_lineage_provider.lineage.sql.scope import Resolver
@@ -239,9 +245,12 @@ class SqlExtractor:
             mode = "overwrite" if tree.args.get("replace") else "create"
             return [self._document(index, sql, naming.from_location(None, table=name, mode=mode), result, cols)]
         if isinstance(query, (exp.Query, exp.Values)):
+            made = _struct_literal_types(query)
             result = self._lineage(query)
-            # Column types of a CTAS are not inferred: later casts of its columns count as transformations.
-            self.catalog.put(TableInfo(name, [(c, "") for c, _ in result.columns], location=location))
+            # Column types of a CTAS are not inferred (later casts of its columns count as transformations),
+            # but for structs made of literals: their fields are what a later ``s.*`` or ``s.f`` reads.
+            self.catalog.put(TableInfo(name, [(c, made.get(c.lower(), "")) for c, _ in result.columns],
+                                       location=location))
             mode = "overwrite" if tree.args.get("replace") else "create"
             target_ds = naming.from_location(location, table=name, mode=mode)
             return [self._document(index, sql, target_ds, result, result.columns)]
@@ -416,28 +425,40 @@ class SqlExtractor:
         return [replace(st, sql=sql) for st in found]
 
     def _expand_struct_stars(self, query: exp.Expression) -> None:
-        """``SELECT info.*``: one column per field of the struct (its type in the schema), each read as
-        the field it is (``info.city``), as Spark expands it."""
+        """``SELECT info.*``, ``info.geo.*``, ``struct(info.*)``: one column (argument) per field of the struct
+        (its type in the schema), each read as the field it is (``info.city``), as Spark expands it. A field
+        left out (``EXCEPT (zip)``) is none; one with a path left out below it (``EXCEPT (geo.lat)``) is a
+        struct of the rest (``struct(info.geo.lon)``)."""
         for select in list(query.find_all(exp.Select)):
-            if not any(type(p) is exp.Dot and isinstance(p.expression, exp.Star) for p in select.expressions):
+            stars = [d for d in select.find_all(exp.Dot) if isinstance(d.expression, exp.Star)
+                     and d.find_ancestor(exp.Select) is select]
+            if not stars:
                 continue
             tables = {t.alias_or_name: t for t in select.find_all(exp.Table) if t.find_ancestor(exp.Select) is select}
-            items: list[exp.Expression] = []
-            for p in select.expressions:
-                base = p.this if type(p) is exp.Dot and isinstance(p.expression, exp.Star) else None
-                fields: list[str] = []
-                if isinstance(base, exp.Column) and base.table in tables:
-                    info = self.catalog.get(self._table_name(tables[base.table]))
-                    found = info.lookup(base.name) if info is not None else None
-                    fields = _struct_fields(found[1]) if found else []
-                if fields:
-                    # ``info.* EXCEPT (zip)``: the fields left out are no columns.
-                    left_out = {e.name.lower() for e in p.expression.args.get("except_") or []}
-                    items.extend(exp.alias_(exp.Dot(this=base.copy(), expression=exp.to_identifier(f)), f)
-                                 for f in fields if f.lower() not in left_out)
-                else:
-                    items.append(p)
-            select.set("expressions", items)
+            for star in stars:
+                path, base = field_path(star.this) if type(star.this) is exp.Dot else ("", star.this)
+                if not isinstance(base, exp.Column) or base.table not in tables:
+                    continue
+                info = self.catalog.get(self._table_name(tables[base.table]))
+                found = info.lookup(base.name) if info is not None else None
+                kind = found[1] if found else ""
+                for part in path.split(".") if path else ():
+                    kind = next((t for n, t in struct_fields(kind) if n.lower() == part.lower()), "")
+                left_out = [[part.name.lower() for part in e.parts] for e in star.expression.args.get("except_") or []]
+                fields = _struct_items(star.this, kind, left_out)
+                if not struct_fields(kind):
+                    if star.parent is not select:  # a projection's star says so itself (the resolver warns)
+                        self._notes.append(f"{render(star)}: the struct's fields are unknown (no struct type in "
+                                           f"the schema); its columns are missing")
+                    continue
+                if star.parent is select:
+                    at = select.expressions.index(star)
+                    select.set("expressions", select.expressions[:at] + [exp.alias_(v, n) for n, v in fields]
+                               + select.expressions[at + 1:])
+                elif star.arg_key == "expressions" and isinstance(star.parent, exp.Func):
+                    args = list(star.parent.expressions)
+                    at = next(i for i, a in enumerate(args) if a is star)
+                    star.parent.set("expressions", args[:at] + [v for _, v in fields] + args[at + 1:])
 
     def _table_function(self, parts: list[str]) -> TableFunction | None:
         return self.catalog.functions.get(self.catalog.full_name(parts))
@@ -462,6 +483,8 @@ class SqlExtractor:
                 continue
             wanted = holder.table if isinstance(holder, exp.Column) else ""
             columns = self._from_columns(select, wanted)
+            if columns is None and wanted and not self._names_relation(select, wanted):
+                continue  # ``struct(info.*)``: a struct's fields, once qualified (``_expand_struct_stars``)
             left_out = {e.name.lower() for e in star.args.get("except_") or []}
             if columns is not None and left_out:  # ``coalesce(* EXCEPT (a, b))``
                 columns = [c for c in columns if c.name.lower() not in left_out]
@@ -540,6 +563,52 @@ class SqlExtractor:
             if isinstance(outer, exp.Select):
                 return self._from_columns(outer, wanted, lateral)
         return out or None
+
+    def _struct_excepts(self, query: exp.Expression) -> None:
+        """``SELECT * EXCEPT (data.f1)``: what is left out is a field of the struct column ``data``, which Spark
+        outputs as the struct of its other fields. Read as ``* REPLACE (struct(data.s2 AS s2) AS data)``, from
+        the column's type in the schema (left as written where it is unknown)."""
+        for star in list(query.find_all(exp.Star)):
+            select = star.parent
+            paths = [e for e in star.args.get("except_") or [] if isinstance(e, exp.Column) and e.table]
+            if not isinstance(select, exp.Select) or not paths:
+                continue
+            frm = select.args.get("from_") or select.args.get("from")
+            tables = [r for r in ([frm.this] if frm is not None else []) + [j.this for j in select.args.get("joins")
+                      or []] if isinstance(r, exp.Table) and isinstance(r.this, exp.Identifier)]
+            heads: dict[str, tuple[str, str, list[list[str]]]] = {}
+            for path in paths:
+                parts = [p.name for p in path.parts]
+                if any(t.alias_or_name.lower() == parts[0].lower() for t in tables):
+                    continue  # ``t.col``: a column of relation t
+                for table in tables:
+                    info = self.catalog.get(self._table_name(table))
+                    found = info.lookup(parts[0]) if info is not None else None
+                    if found and struct_fields(found[1]):
+                        heads.setdefault(found[0].lower(), (found[0], found[1], []))[2].append(
+                            [p.lower() for p in parts[1:]])
+                        break
+            if not heads:
+                continue
+            star.set("except_", [e for e in star.args.get("except_") or []
+                                 if not (e in paths and e.parts[0].name.lower() in heads)] or None)
+            replaced = list(star.args.get("replace") or [])
+            for name, kind, left_out in heads.values():
+                fields = _struct_items(exp.column(name), kind, left_out)
+                replaced.append(exp.alias_(exp.Struct(expressions=[
+                    exp.PropertyEQ(this=exp.to_identifier(n), expression=v) for n, v in fields]), name))
+            star.set("replace", replaced)
+
+    @staticmethod
+    def _names_relation(select: exp.Select, name: str) -> bool:
+        """Whether ``name`` is a relation the select (or the query a LATERAL select sits in) reads."""
+        while select is not None:
+            frm = select.args.get("from_") or select.args.get("from")
+            relations = ([frm.this] if frm is not None else []) + [j.this for j in select.args.get("joins") or []]
+            if any(r.alias_or_name.lower() == name.lower() for r in relations):
+                return True
+            select = select.parent.find_ancestor(exp.Select) if select.parent is not None else None
+        return False
 
     def _expand_lateral_stars(self, query: exp.Expression) -> None:
         """``LATERAL (SELECT t1.*, t2.* FROM t2)``: a star of a relation before the LATERAL is its columns;
@@ -691,6 +760,8 @@ class SqlExtractor:
             self._expand_star_arguments(query)
         if "lateral" in text and "*" in text:
             self._expand_lateral_stars(query)
+        if "except" in text and "*" in text:
+            self._struct_excepts(query)
         qualified, names, using = qualify(query, self._sql, self.catalog.database, self.schema())
         if ".*" in text or ". *" in text:
             self._expand_struct_stars(qualified)
@@ -991,22 +1062,54 @@ def _inline_fields(call: exp.Expression, column_type: Callable[[exp.Column], str
 _ARRAY_OF = re.compile(r"\s*ARRAY\s*<(.*)>\s*$", re.IGNORECASE | re.DOTALL)
 
 
+def _struct_items(base: exp.Expression, data_type: str, left_out: list[list[str]]
+                  ) -> list[tuple[str, exp.Expression]]:
+    """(name, value) of the fields of the struct ``base`` is, less the paths ``left_out`` (lower-case parts):
+    a field with a path left out below it is the struct of what is left of it."""
+    out: list[tuple[str, exp.Expression]] = []
+    for name, kind in struct_fields(data_type):
+        below = [p[1:] for p in left_out if p and p[0] == name.lower()]
+        if [] in below:
+            continue
+        value: exp.Expression = exp.Dot(this=base.copy(), expression=exp.to_identifier(name))
+        if below:
+            value = exp.Struct(expressions=[exp.PropertyEQ(this=exp.to_identifier(n), expression=v)
+                                            for n, v in _struct_items(value, kind, below)])
+        out.append((name, value))
+    return out
+
+
+def _struct_literal_types(query: exp.Expression) -> dict[str, str]:
+    """The types of the columns a query makes of struct literals (``VALUES (1, named_struct('a', ..)) AS
+    t(k, s)``, ``SELECT named_struct(..) AS s``), by lower-case name: ``STRUCT<a: , ..>`` (fields only)."""
+    values = query if isinstance(query, exp.Values) else None
+    frm = query.args.get("from_") or query.args.get("from") if isinstance(query, exp.Select) else None
+    if frm is not None and isinstance(frm.this, exp.Values) and [type(p) for p in query.expressions] == [exp.Star]:
+        values = frm.this
+    out: dict[str, str] = {}
+    if values is not None:
+        alias = values.args.get("alias")
+        first = values.expressions[0] if values.expressions else None
+        if alias is not None and isinstance(first, exp.Tuple):
+            for column, value in zip(alias.columns, first.expressions):
+                if _struct_literal_type(value):
+                    out[column.name.lower()] = _struct_literal_type(value)
+    elif isinstance(query, exp.Select):
+        for p in query.expressions:
+            if isinstance(p, exp.Alias) and _struct_literal_type(p.this):
+                out[p.alias.lower()] = _struct_literal_type(p.this)
+    return out
+
+
+def _struct_literal_type(node: exp.Expression) -> str:
+    if not isinstance(node, exp.Struct) or not all(isinstance(e, exp.PropertyEQ) for e in node.expressions):
+        return ""
+    return "STRUCT<" + ", ".join(f"{e.this.name}: {_struct_literal_type(e.expression)}" for e in node.expressions) + ">"
+
+
 def _struct_fields(data_type: str) -> list[str]:
     """The field names of ``STRUCT<a: T, b: STRUCT<..>>`` (top level only), ``[]`` for another type."""
-    text = data_type.strip()
-    if not text.upper().startswith("STRUCT<") or not text.endswith(">"):
-        return []
-    body, depth, start, parts = text[7:-1], 0, 0, []
-    for i, ch in enumerate(body):
-        if ch in "<(":
-            depth += 1
-        elif ch in ">)":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(body[start:i])
-            start = i + 1
-    parts.append(body[start:])
-    return [re.split(r"[:\s]", p.strip(), maxsplit=1)[0].strip("`") for p in parts if p.strip()]
+    return [name for name, _ in struct_fields(data_type)]
 
 
 def _read_fields_made_in_place(query: exp.Expression) -> None:

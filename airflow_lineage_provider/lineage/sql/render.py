@@ -169,7 +169,43 @@ _WHOLE_PARTITION = "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
 _CAPITAL_RANKS = {exp.Rank: "RANK()", exp.DenseRank: "DENSE_RANK()", exp.PercentRank: "PERCENT_RANK()"}
 
 
+_DAY_TIME = ("DAY", "HOUR", "MINUTE", "SECOND")
+
+
+def _interval_literal(node: exp.Expression) -> str | None:
+    """``interval 23 days 4 hours`` as Spark writes the day-time interval it makes: ``INTERVAL '23 04' DAY TO
+    HOUR`` (one unit: ``INTERVAL '1' DAY``); ``None`` for another expression."""
+    parts: list[exp.Expression] = []
+    stack = [node]
+    while stack:  # the terms of the sum, in order (sqlglot nests them either way)
+        term = stack.pop()
+        if isinstance(term, exp.Add):
+            stack.extend((term.expression, term.this))
+        else:
+            parts.append(term)
+    units: dict[str, str] = {}
+    for part in parts:
+        if not isinstance(part, exp.Interval) or not isinstance(part.this, exp.Literal) \
+                or part.args.get("unit") is None:
+            return None
+        unit = re.sub(r"S$", "", plain_sql(part.args["unit"]).upper())
+        if unit not in _DAY_TIME or unit in units:
+            return None
+        units[unit] = part.this.name
+    order = [u for u in _DAY_TIME if u in units]
+    if len(order) == 1:  # hours, minutes, seconds in two digits (``INTERVAL '03' HOUR``)
+        return f"INTERVAL '{units[order[0]] if order[0] == 'DAY' else units[order[0]].zfill(2)}' {order[0]}"
+    first, last = _DAY_TIME.index(order[0]), _DAY_TIME.index(order[-1])
+    values = [units.get(u, "0") for u in _DAY_TIME[first:last + 1]]
+    rest = [v.zfill(2) for v in values[1:]]
+    text = f"{values[0]} {':'.join(rest)}" if order[0] == "DAY" else ":".join([values[0].zfill(2), *rest])
+    return f"INTERVAL '{text}' {order[0]} TO {order[-1]}"
+
+
 def _frame_bound(value: object, side: object) -> str:
+    interval = _interval_literal(value) if isinstance(value, (exp.Interval, exp.Add)) else None
+    if interval is not None:
+        return f"{interval} {str(side or '').upper()}"
     value = value.name if isinstance(value, exp.Expression) else str(value or "")
     side = str(side or "").upper()
     if value.upper() == "UNBOUNDED":

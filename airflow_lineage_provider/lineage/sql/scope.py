@@ -25,7 +25,7 @@ from airflow_lineage_provider.lineage.model import (
     stronger,
     widens,
 )
-from airflow_lineage_provider.lineage.sql.catalog import Catalog, TableInfo, ViewLineage
+from airflow_lineage_provider.lineage.sql.catalog import Catalog, TableInfo, ViewLineage, spelled_path
 from airflow_lineage_provider.lineage.sql.conditions import Conditions
 from airflow_lineage_provider.lineage.sql.pivot import Pivots
 from airflow_lineage_provider.lineage.sql.qualify import FILE_FORMATS, using_key
@@ -156,6 +156,8 @@ class Resolver(Conditions, Pivots):
             out = {}
             for p in scope.expression.expressions:
                 out.setdefault(p.alias_or_name, p)
+            for p in scope.expression.expressions:  # a struct's field a star spread keeps the type's case
+                out.setdefault(p.alias_or_name.lower(), p)
             self._projections[key] = out
         return out
 
@@ -381,7 +383,7 @@ class Resolver(Conditions, Pivots):
                         text = self.render(inner)
                     expression = text
                 # A struct field of a column copied as it is: the field is the source, named by its path.
-                field = f"{o.field}.{path}" if path and o.subtype == IDENTITY else o.field
+                field = self.field_of(o, path) if path and o.subtype == IDENTITY else o.field
                 out.add(Origin(o.table, field, subtype, expression, o.masking or ref.masking))
         for sub in subs:
             if isinstance(sub, exp.Subquery):
@@ -515,6 +517,13 @@ class Resolver(Conditions, Pivots):
             return cached
         self.warn(f"column {name} is not in the schema of {src.name}")
         return frozenset()
+
+    def field_of(self, origin: Origin, path: str) -> str:
+        """The field a struct path read from ``origin`` is (``info.geo.lat``), each part spelled as the table's
+        type spells it, as Spark names it (the query may write ``st.c`` for a field ``C``)."""
+        info = self.catalog.get(origin.table) if "." not in origin.field else None
+        kind = info.type_of(origin.field) if info is not None else None
+        return f"{origin.field}.{spelled_path(kind, path) if kind else path}"
 
     def _generator(self, scope: Scope, generator: exp.Expression) -> frozenset[Origin]:
         found = self.expression_origins(scope, generator)
