@@ -11,6 +11,9 @@ from tests.integration.case import Case
 C = Case
 # A table of struct literals, made by a CTAS: its struct columns' fields are known from the literals.
 SV = "CREATE TABLE IF NOT EXISTS st_sv_t USING parquet AS SELECT * FROM VALUES (1, named_struct('Aa', 1, 'Bb', named_struct('Cc', 'x', 'Dd', 2.0))) AS T(K, S)"
+# Tables of arrays of struct literals, made by a CTAS.
+AS = "CREATE TABLE IF NOT EXISTS st_as_t USING parquet AS SELECT * FROM (VALUES (1, ARRAY(STRUCT(1, 'a'), STRUCT(2, 'b'))), (2, ARRAY(STRUCT(3, 'c')))) AS v(id, arr)"
+AN = "CREATE TABLE IF NOT EXISTS st_an_t USING parquet AS SELECT * FROM VALUES (1, array(named_struct('Sku', 'a', 'Qty', 2))) AS v(id, items)"
 STATIC_CASES: list[Case] = [
     # -- CTEs written before the INSERT or CTAS they name tables for -----------------------------------------
     C("st_cte_insert", "WITH c AS (SELECT name, salary * 2 AS s FROM emp WHERE age > 30) INSERT INTO out2 SELECT name, s FROM c",
@@ -545,4 +548,15 @@ STATIC_CASES: list[Case] = [
       {'Dd': {'st_sv_t.S.Bb.Dd:I'}}, set(), setup=SV),
     C("st_struct_star_except_view", 'CREATE OR REPLACE VIEW st_sx_v AS SELECT * EXCEPT (S.Bb.Cc) FROM st_sv_t',
       {'K': {'st_sv_t.K:I'}, 'S': {'st_sv_t.S.Aa:T', 'st_sv_t.S.Bb.Dd:T'}}, set(), target="st_sx_v", setup=SV),
+    # -- inline() of an array of struct literals a CTAS wrote: the structs' fields -------------------------------
+    C("st_inline_ctas_values_lateral", 'SELECT * FROM st_as_t JOIN LATERAL INLINE(arr)',
+      {'id': {'st_as_t.id:I'}, 'arr': {'st_as_t.arr:I'}, 'col1': {'st_as_t.arr:T'}, 'col2': {'st_as_t.arr:T'}}, set(), setup=AS),
+    C("st_inline_ctas_values_select_list", 'SELECT id, inline_outer(arr) FROM st_as_t',
+      {'id': {'st_as_t.id:I'}, 'col1': {'st_as_t.arr:T'}, 'col2': {'st_as_t.arr:T'}}, set(), setup=AS),
+    C("st_inline_ctas_values_alias_star_ctas", 'CREATE TABLE IF NOT EXISTS st_iv_ctas USING parquet AS SELECT t.id, x.* FROM st_as_t t, LATERAL inline(t.arr) x',
+      {'id': {'st_as_t.id:I'}, 'col1': {'st_as_t.arr:T'}, 'col2': {'st_as_t.arr:T'}}, set(), target="st_iv_ctas", setup=AS),
+    C("st_inline_ctas_values_lateral_view_insert", 'INSERT INTO out2 SELECT col2, col1 FROM st_as_t LATERAL VIEW inline(arr) v',
+      {'a': {'st_as_t.arr:T'}, 'b': {'st_as_t.arr:T'}}, set(), target="out2", setup=AS),
+    C("st_inline_ctas_named_fields", 'SELECT * FROM st_an_t, LATERAL inline(items)',
+      {'id': {'st_an_t.id:I'}, 'items': {'st_an_t.items:I'}, 'Sku': {'st_an_t.items:T'}, 'Qty': {'st_an_t.items:T'}}, set(), setup=AN),
 ]

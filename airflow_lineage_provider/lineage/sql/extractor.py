@@ -1083,12 +1083,16 @@ def _struct_literal_types(query: exp.Expression) -> dict[str, str]:
     """The types of the columns a query makes of struct literals (``VALUES (1, named_struct('a', ..)) AS
     t(k, s)``, ``SELECT named_struct(..) AS s``), by lower-case name: ``STRUCT<a: , ..>`` (fields only)."""
     values = query if isinstance(query, exp.Values) else None
+    alias = values.args.get("alias") if values is not None else None
     frm = query.args.get("from_") or query.args.get("from") if isinstance(query, exp.Select) else None
-    if frm is not None and isinstance(frm.this, exp.Values) and [type(p) for p in query.expressions] == [exp.Star]:
-        values = frm.this
+    if frm is not None and [type(p) for p in query.expressions] == [exp.Star]:
+        relation = frm.this
+        if isinstance(relation, exp.Subquery) and isinstance(relation.this, exp.Values):  # (VALUES ..) AS v(a, b)
+            values, alias = relation.this, relation.args.get("alias") or relation.this.args.get("alias")
+        elif isinstance(relation, exp.Values):
+            values, alias = relation, relation.args.get("alias")
     out: dict[str, str] = {}
     if values is not None:
-        alias = values.args.get("alias")
         first = values.expressions[0] if values.expressions else None
         if alias is not None and isinstance(first, exp.Tuple):
             for column, value in zip(alias.columns, first.expressions):
@@ -1102,9 +1106,22 @@ def _struct_literal_types(query: exp.Expression) -> dict[str, str]:
 
 
 def _struct_literal_type(node: exp.Expression) -> str:
-    if not isinstance(node, exp.Struct) or not all(isinstance(e, exp.PropertyEQ) for e in node.expressions):
+    """``STRUCT<a: , b: STRUCT<..>>`` of a struct literal (``named_struct('a', 1, ..)``; ``struct(1, 'x')``: Spark's
+    ``col1``, ``col2``), ``ARRAY<..>`` of an array of them; ``""`` for anything else."""
+    if isinstance(node, exp.Array):
+        inner = _struct_literal_type(node.expressions[0]) if node.expressions else ""
+        return f"ARRAY<{inner}>" if inner else ""
+    if not isinstance(node, exp.Struct):
         return ""
-    return "STRUCT<" + ", ".join(f"{e.this.name}: {_struct_literal_type(e.expression)}" for e in node.expressions) + ">"
+    fields = []
+    for i, e in enumerate(node.expressions):
+        if isinstance(e, exp.PropertyEQ):
+            fields.append(f"{e.this.name}: {_struct_literal_type(e.expression)}")
+        elif isinstance(e, exp.Literal):
+            fields.append(f"col{i + 1}: ")
+        else:
+            return ""
+    return "STRUCT<" + ", ".join(fields) + ">"
 
 
 def _struct_fields(data_type: str) -> list[str]:
