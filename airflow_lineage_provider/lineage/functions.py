@@ -32,3 +32,11 @@ AGGREGATES = frozenset({
 
 # Functions whose value is a bit of the grouping id: no source column.
 GROUPING = frozenset({"grouping", "grouping_id"})
+
+# The parameters of functions that take named arguments (``f(x, seed => 1)``), in order, each with the SQL
+# of its default (``None``: none). Spark passes the arguments by position, defaults filled in, and names
+# the call so (``count_min_sketch(x, 0.5, 0.5, 1)``, ``mask(name, X, x, n, NULL)``).
+PARAMETERS: dict[str, tuple[tuple[str, str | None], ...]] = {
+    "count_min_sketch": (("column", None), ("epsilon", None), ("confidence", None), ("seed", None)),
+    "mask": (("str", None), ("upperchar", "'X'"), ("lowerchar", "'x'"), ("digitchar", "'n'"), ("otherchar", "NULL")),
+}

@@ -132,3 +132,40 @@ def parameter_tables(schema: Mapping[str, Any] | None, database: str = "default"
             columns = [(c, "") if isinstance(c, str) else (str(c[0]), str(c[1]) if len(c) > 1 else "") for c in cols]
         out[name] = TableInfo(name, columns, source="parameter")
     return out
+
+
+def struct_fields(data_type: str) -> list[tuple[str, str]]:
+    """(name, type) of the fields of ``STRUCT<a: T, b: STRUCT<..>>`` (top level), ``[]`` for another type."""
+    text = data_type.strip()
+    if not text.upper().startswith("STRUCT<") or not text.endswith(">"):
+        return []
+    body, depth, start, parts = text[7:-1], 0, 0, []
+    for i, ch in enumerate(body):
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(body[start:i])
+            start = i + 1
+    parts.append(body[start:])
+    out = []
+    for part in (p.strip() for p in parts if p.strip()):
+        name, _, kind = part.partition(":") if ":" in part.split("<")[0] else part.partition(" ")
+        out.append((name.strip().strip("`"), kind.strip()))
+    return out
+
+
+def spelled_path(data_type: str | None, path: str) -> str:
+    """``path`` (``geo.lat``, as a query writes it) with each field named as the struct type names it
+    (``Geo.Lat``): Spark names a field it reads by the type's spelling. As given where the type is unknown."""
+    parts = path.split(".")
+    out = []
+    for i, part in enumerate(parts):
+        fields = {n.lower(): (n, t) for n, t in struct_fields(data_type or "")}
+        found = fields.get(part.lower())
+        if found is None:
+            return ".".join(out + parts[i:])
+        out.append(found[0])
+        data_type = found[1]
+    return ".".join(out)

@@ -23,7 +23,8 @@ from airflow_lineage_provider.lineage.model import (
     ColumnInput,
     Origin,
 )
-from airflow_lineage_provider.lineage.sql.render import Finder
+from airflow_lineage_provider.lineage.sql.qualify import using_key
+from airflow_lineage_provider.lineage.sql.render import Finder, plain_sql, spark_name
 from airflow_lineage_provider.lineage.sql.roles import Ref, collect_refs, field_path
 from airflow_lineage_provider.lineage.sql.shared import Source
 
@@ -44,7 +45,10 @@ class Conditions:
                 self._add_indirect(self.resolve(right, name, i), FILTER)
         if isinstance(e, exp.SetOperation):
             order = e.args.get("order")
-            if order is not None:
+            if order is not None and _orders_by_all(order):  # ORDER BY ALL: every output column
+                for i, name in enumerate(self.outputs(scope)):
+                    self._add_indirect(self.resolve(scope, name, i), SORT)
+            elif order is not None:
                 for col in order.find_all(exp.Column):
                     if col.name in self.outputs(scope):
                         self._add_indirect(self.resolve(scope, col.name), SORT)
@@ -65,6 +69,13 @@ class Conditions:
             for p in e.expressions:
                 if not (p.this if isinstance(p, exp.Alias) else p).find(exp.AggFunc, exp.Window):
                     self._add_indirect(self.expression_origins(scope, p), GROUP_BY)
+        elif group is not None and group.args.get("grouping_sets"):
+            # GROUP BY a, b GROUPING SETS (..): the keys are what the sets group by (a key outside them all
+            # is NULL in every row, no key of any row).
+            nulls = self.null_keys(scope)
+            for key in grouping_expressions(group):
+                if plain_sql(key) not in nulls:
+                    self._indirect_expr(scope, key, GROUP_BY)
         elif group is not None:
             self._indirect_expr(scope, group, GROUP_BY)
         having = e.args.get("having")
@@ -92,6 +103,28 @@ class Conditions:
         for src in self.sources(scope).values():
             if src.kind == "pivot":
                 self._pivot_indirect(src)
+
+    def null_keys(self, scope: Scope) -> frozenset[str]:
+        """The texts of the expressions ``GROUP BY a, b GROUPING SETS ((a))`` groups by outside every
+        grouping set: Spark's Expand makes them NULL in every row, so they read no source column."""
+        found = self._null_keys.get(id(scope))
+        if found is None:
+            group = scope.expression.args.get("group") if isinstance(scope.expression, exp.Select) else None
+            found = frozenset()
+            if group is not None and group.args.get("grouping_sets"):
+                in_sets = {plain_sql(e) for sets in group.args["grouping_sets"] for e in grouping_expressions(sets)}
+                found = frozenset(plain_sql(e) for e in group.expressions) - in_sets
+            self._null_keys[id(scope)] = found
+        return found
+
+    def generated_key(self, scope: Scope, name: str) -> exp.Expression | None:
+        """A grouping expression a later clause names by the name Spark gives it (``ORDER BY `(d + 1)```
+        after ``GROUPING SETS (a, d + 1)``): the grouping analytics output it as a column of that name."""
+        group = scope.expression.args.get("group") if isinstance(scope.expression, exp.Select) else None
+        for key in grouping_expressions(group) if group is not None else ():
+            if not isinstance(key, exp.Column) and spark_name(key, self.sql) == name:
+                return key
+        return None
 
     def note_projection(self, scope: Scope, proj: exp.Expression, refs: list[Ref],
                          subs: list[exp.Expression]) -> None:
@@ -145,11 +178,19 @@ class Conditions:
         """Columns a condition reads. A query inside it gives its outputs and is not entered: its own
         conditions are its own scope's (walking into it would read each nested query twice)."""
         select_first = subtype == SORT
+        side = self.using.get(id(scope.expression)) if self.using else None
+        other_keys: set[int] = set()  # a USING / NATURAL key is the side's key Spark outputs, not the other
+        for c in node.find_all(exp.Coalesce) if side else ():
+            key = using_key(c, side)
+            if key is not c:
+                other_keys |= {id(a) for a in (c.this, *c.expressions) if a is not key}
         for n in _CONDITION_PARTS(node):
+            if other_keys and id(n) in other_keys:
+                continue
             if type(n) is exp.Dot:
                 path, base = field_path(n)
                 if path:  # a struct field: the field is the input, named by its path
-                    self._add_indirect((o._replace(field=f"{o.field}.{path}") if o.subtype == IDENTITY else o
+                    self._add_indirect((o._replace(field=self.field_of(o, path)) if o.subtype == IDENTITY else o
                                         for o in self._condition_column(scope, base, select_first)), subtype)
                 else:
                     for c in n.find_all(exp.Column):
@@ -173,6 +214,20 @@ class Conditions:
             if key not in seen:  # conditions name the same columns again and again: build each input once
                 seen.add(key)
                 self.result.indirect.add(ColumnInput.make(o.table, o.field, INDIRECT, subtype, "", o.masking))
+
+
+def grouping_expressions(node: exp.Expression) -> list[exp.Expression]:
+    """The expressions a GROUP BY clause (or one grouping set, CUBE, ROLLUP) groups by, flattened."""
+    out: list[exp.Expression] = []
+    for e in [*node.expressions, *(node.args.get("grouping_sets") or []), *(node.args.get("cube") or []),
+              *(node.args.get("rollup") or [])] if isinstance(node, exp.Group) else node.expressions:
+        while isinstance(e, exp.Paren):
+            e = e.this
+        if isinstance(e, (exp.GroupingSets, exp.Cube, exp.Rollup, exp.Tuple)):
+            out.extend(grouping_expressions(e))
+        else:
+            out.append(e)
+    return out
 
 
 def _orders_by_all(order: exp.Expression) -> bool:

@@ -45,11 +45,18 @@ from airflow_lineage_provider.lineage.model import (
 )
 from airflow_lineage_provider.lineage.redact import scrub
 from airflow_lineage_provider.lineage.schema_cache import SchemaCache
-from airflow_lineage_provider.lineage.sql.catalog import Catalog, TableInfo, ViewLineage, parameter_tables
+from airflow_lineage_provider.lineage.sql.catalog import (
+    Catalog,
+    TableInfo,
+    ViewLineage,
+    parameter_tables,
+    struct_fields,
+)
 from airflow_lineage_provider.lineage.sql.pipes import requalify as requalify_pipes
 from airflow_lineage_provider.lineage.sql.pipes import rewrite as rewrite_pipes
 from airflow_lineage_provider.lineage.sql.qualify import qualify
-from airflow_lineage_provider.lineage.sql.render import DIALECT, SPARK_DIALECT
+from airflow_lineage_provider.lineage.sql.render import DIALECT, SPARK_DIALECT, plain_sql, render
+from airflow_lineage_provider.lineage.sql.roles import field_path, function_name
 from airflow_lineage_provider.lineage.sql.rowlevel import MODES as ROW_LEVEL_MODES
 from airflow_lineage_provider.lineage.sql.rowlevel import rewrite as row_level_query
 from airflow_lineage_provider.lineage.sql.scope import Resolver
@@ -144,7 +151,7 @@ class SqlExtractor:
         if _SCRIPTING_BLOCK.match(sql):
             return [_none(index, sql, "a SQL scripting block (BEGIN ... END) is not read by the static extractor: its "
                                       "writes depend on its variables and control flow, and are known when it runs")]
-        text, directories = _multi_insert_directories(self._resolve_identifiers(piped))
+        text, directories = _multi_insert_directories(_map_reduce(self._resolve_identifiers(piped)))
         try:
             tree = self._parse(text, sql if piped is not sql else None)
         except SqlglotError as e:
@@ -285,9 +292,12 @@ class SqlExtractor:
             mode = "overwrite" if tree.args.get("replace") else "create"
             return [self._document(index, sql, naming.from_location(None, table=name, mode=mode), result, cols)]
         if isinstance(query, (exp.Query, exp.Values)):
+            made = _struct_literal_types(query)
             result = self._lineage(query)
-            # Column types of a CTAS are not inferred: later casts of its columns count as transformations.
-            self.catalog.put(TableInfo(name, [(c, "") for c, _ in result.columns], location=location))
+            # Column types of a CTAS are not inferred (later casts of its columns count as transformations),
+            # but for structs made of literals: their fields are what a later ``s.*`` or ``s.f`` reads.
+            self.catalog.put(TableInfo(name, [(c, made.get(c.lower(), "")) for c, _ in result.columns],
+                                       location=location))
             mode = "overwrite" if tree.args.get("replace") else "create"
             target_ds = naming.from_location(location, table=name, mode=mode)
             return [self._document(index, sql, target_ds, result, result.columns)]
@@ -462,28 +472,40 @@ class SqlExtractor:
         return [replace(st, sql=sql) for st in found]
 
     def _expand_struct_stars(self, query: exp.Expression) -> None:
-        """``SELECT info.*``: one column per field of the struct (its type in the schema), each read as
-        the field it is (``info.city``), as Spark expands it."""
+        """``SELECT info.*``, ``info.geo.*``, ``struct(info.*)``: one column (argument) per field of the struct
+        (its type in the schema), each read as the field it is (``info.city``), as Spark expands it. A field
+        left out (``EXCEPT (zip)``) is none; one with a path left out below it (``EXCEPT (geo.lat)``) is a
+        struct of the rest (``struct(info.geo.lon)``)."""
         for select in list(query.find_all(exp.Select)):
-            if not any(type(p) is exp.Dot and isinstance(p.expression, exp.Star) for p in select.expressions):
+            stars = [d for d in select.find_all(exp.Dot) if isinstance(d.expression, exp.Star)
+                     and d.find_ancestor(exp.Select) is select]
+            if not stars:
                 continue
             tables = {t.alias_or_name: t for t in select.find_all(exp.Table) if t.find_ancestor(exp.Select) is select}
-            items: list[exp.Expression] = []
-            for p in select.expressions:
-                base = p.this if type(p) is exp.Dot and isinstance(p.expression, exp.Star) else None
-                fields: list[str] = []
-                if isinstance(base, exp.Column) and base.table in tables:
-                    info = self.catalog.get(self._table_name(tables[base.table]))
-                    found = info.lookup(base.name) if info is not None else None
-                    fields = _struct_fields(found[1]) if found else []
-                if fields:
-                    # ``info.* EXCEPT (zip)``: the fields left out are no columns.
-                    left_out = {e.name.lower() for e in p.expression.args.get("except_") or []}
-                    items.extend(exp.alias_(exp.Dot(this=base.copy(), expression=exp.to_identifier(f)), f)
-                                 for f in fields if f.lower() not in left_out)
-                else:
-                    items.append(p)
-            select.set("expressions", items)
+            for star in stars:
+                path, base = field_path(star.this) if type(star.this) is exp.Dot else ("", star.this)
+                if not isinstance(base, exp.Column) or base.table not in tables:
+                    continue
+                info = self.catalog.get(self._table_name(tables[base.table]))
+                found = info.lookup(base.name) if info is not None else None
+                kind = found[1] if found else ""
+                for part in path.split(".") if path else ():
+                    kind = next((t for n, t in struct_fields(kind) if n.lower() == part.lower()), "")
+                left_out = [[part.name.lower() for part in e.parts] for e in star.expression.args.get("except_") or []]
+                fields = _struct_items(star.this, kind, left_out)
+                if not struct_fields(kind):
+                    if star.parent is not select:  # a projection's star says so itself (the resolver warns)
+                        self._notes.append(f"{render(star)}: the struct's fields are unknown (no struct type in "
+                                           f"the schema); its columns are missing")
+                    continue
+                if star.parent is select:
+                    at = select.expressions.index(star)
+                    select.set("expressions", select.expressions[:at] + [exp.alias_(v, n) for n, v in fields]
+                               + select.expressions[at + 1:])
+                elif star.arg_key == "expressions" and isinstance(star.parent, exp.Func):
+                    args = list(star.parent.expressions)
+                    at = next(i for i, a in enumerate(args) if a is star)
+                    star.parent.set("expressions", args[:at] + [v for _, v in fields] + args[at + 1:])
 
     def _table_function(self, parts: list[str]) -> TableFunction | None:
         return self.catalog.functions.get(self.catalog.full_name(parts))
@@ -496,14 +518,23 @@ class SqlExtractor:
         for star in list(query.find_all(exp.Star)):
             holder = star.parent if isinstance(star.parent, exp.Column) else star
             call = holder.parent
-            if not isinstance(call, exp.Func) or isinstance(call, exp.Count) or holder.arg_key != "expressions" \
-                    and not isinstance(call, exp.Anonymous) and holder.arg_key != "this":
+            if isinstance(call, exp.Paren) and isinstance(call.parent, exp.Select) and call.arg_key == "expressions":
+                call.replace(holder)  # ``SELECT (*)``: the star itself
                 continue
+            if not isinstance(call, (exp.Func, exp.In)) or isinstance(call, exp.Count) \
+                    or holder.arg_key != "expressions" and not isinstance(call, exp.Anonymous) \
+                    and holder.arg_key != "this":
+                continue  # a star as a function's argument, or the list of ``x IN (*)``
             select = call.find_ancestor(exp.Select)
             if select is None:
                 continue
             wanted = holder.table if isinstance(holder, exp.Column) else ""
             columns = self._from_columns(select, wanted)
+            if columns is None and wanted and not self._names_relation(select, wanted):
+                continue  # ``struct(info.*)``: a struct's fields, once qualified (``_expand_struct_stars``)
+            left_out = {e.name.lower() for e in star.args.get("except_") or []}
+            if columns is not None and left_out:  # ``coalesce(* EXCEPT (a, b))``
+                columns = [c for c in columns if c.name.lower() not in left_out]
             if columns is None:
                 self._notes.append(f"{_generator_name(call)}({wanted + '.' if wanted else ''}*): the star is not "
                                    f"expanded (no known schema for what the select reads); its columns are missing")
@@ -543,18 +574,25 @@ class SqlExtractor:
                                            for p, n in zip(select.expressions, names)])
                 alias.set("columns", None)
 
-    def _from_columns(self, select: exp.Select, wanted: str) -> list[exp.Expression] | None:
-        """The columns of the tables a select reads (of ``wanted`` only, when given), qualified;
-        ``None`` when one of them is not a table of known schema."""
+    def _from_columns(self, select: exp.Select, wanted: str, upto: exp.Expression | None = None
+                      ) -> list[exp.Expression] | None:
+        """The columns of the tables a select reads (of ``wanted`` only, when given; only those before
+        ``upto``), qualified; ``None`` when one of them is not a table of known schema. A LATERAL subquery's
+        select reads the relations before it too: a star of a relation it does not have is theirs
+        (``LATERAL (SELECT t.*)``)."""
         frm = select.args.get("from_") or select.args.get("from")
         relations = ([frm.this] if frm is not None else []) + [j.this for j in select.args.get("joins") or []]
         out: list[exp.Expression] = []
         for relation in relations:
+            if relation is upto:
+                break
             name = relation.alias_or_name
             if wanted and name.lower() != wanted.lower():
                 continue
-            if isinstance(relation, exp.Subquery) and isinstance(relation.this, exp.Select):
-                names = [p.alias_or_name for p in relation.this.expressions]
+            body = relation.this.this if isinstance(relation, exp.Lateral) and isinstance(
+                relation.this, exp.Subquery) else relation.this if isinstance(relation, exp.Subquery) else None
+            if isinstance(body, exp.Select):
+                names = [p.alias_or_name for p in body.expressions]
                 if not all(names) or "*" in names:
                     return None
             elif isinstance(relation, exp.Table) and isinstance(relation.this, exp.Identifier):
@@ -565,7 +603,92 @@ class SqlExtractor:
             else:
                 return None
             out.extend(exp.column(c, table=name) if name else exp.column(c) for c in names)
+        if not out and wanted:
+            lateral = select.parent.parent if isinstance(select.parent, exp.Subquery) else None
+            outer = lateral.parent.parent if isinstance(lateral, exp.Lateral) and isinstance(
+                lateral.parent, (exp.From, exp.Join)) else None
+            if isinstance(outer, exp.Select):
+                return self._from_columns(outer, wanted, lateral)
         return out or None
+
+    def _struct_excepts(self, query: exp.Expression) -> None:
+        """``SELECT * EXCEPT (data.f1)``: what is left out is a field of the struct column ``data``, which Spark
+        outputs as the struct of its other fields. Read as ``* REPLACE (struct(data.s2 AS s2) AS data)``, from
+        the column's type in the schema (left as written where it is unknown)."""
+        for star in list(query.find_all(exp.Star)):
+            select = star.parent
+            paths = [e for e in star.args.get("except_") or [] if isinstance(e, exp.Column) and e.table]
+            if not isinstance(select, exp.Select) or not paths:
+                continue
+            frm = select.args.get("from_") or select.args.get("from")
+            tables = [r for r in ([frm.this] if frm is not None else []) + [j.this for j in select.args.get("joins")
+                      or []] if isinstance(r, exp.Table) and isinstance(r.this, exp.Identifier)]
+            heads: dict[str, tuple[str, str, list[list[str]]]] = {}
+            for path in paths:
+                parts = [p.name for p in path.parts]
+                if any(t.alias_or_name.lower() == parts[0].lower() for t in tables):
+                    continue  # ``t.col``: a column of relation t
+                for table in tables:
+                    info = self.catalog.get(self._table_name(table))
+                    found = info.lookup(parts[0]) if info is not None else None
+                    if found and struct_fields(found[1]):
+                        heads.setdefault(found[0].lower(), (found[0], found[1], []))[2].append(
+                            [p.lower() for p in parts[1:]])
+                        break
+            if not heads:
+                continue
+            star.set("except_", [e for e in star.args.get("except_") or []
+                                 if not (e in paths and e.parts[0].name.lower() in heads)] or None)
+            replaced = list(star.args.get("replace") or [])
+            for name, kind, left_out in heads.values():
+                fields = _struct_items(exp.column(name), kind, left_out)
+                replaced.append(exp.alias_(exp.Struct(expressions=[
+                    exp.PropertyEQ(this=exp.to_identifier(n), expression=v) for n, v in fields]), name))
+            star.set("replace", replaced)
+
+    @staticmethod
+    def _names_relation(select: exp.Select, name: str) -> bool:
+        """Whether ``name`` is a relation the select (or the query a LATERAL select sits in) reads."""
+        while select is not None:
+            frm = select.args.get("from_") or select.args.get("from")
+            relations = ([frm.this] if frm is not None else []) + [j.this for j in select.args.get("joins") or []]
+            if any(r.alias_or_name.lower() == name.lower() for r in relations):
+                return True
+            select = select.parent.find_ancestor(exp.Select) if select.parent is not None else None
+        return False
+
+    def _expand_lateral_stars(self, query: exp.Expression) -> None:
+        """``LATERAL (SELECT t1.*, t2.* FROM t2)``: a star of a relation before the LATERAL is its columns;
+        ``LATERAL (SELECT *)`` with no FROM has none (Spark's star over no relation). sqlglot's qualify
+        leaves both, and then every star above them, unexpanded."""
+        for lateral in list(query.find_all(exp.Lateral)):
+            select = lateral.this.this if isinstance(lateral.this, exp.Subquery) else None
+            if not isinstance(select, exp.Select):
+                continue
+            frm = select.args.get("from_") or select.args.get("from")
+            own = {r.alias_or_name.lower() for r in ([frm.this] if frm is not None else []) +
+                   [j.this for j in select.args.get("joins") or []]}
+            items: list[exp.Expression] = []
+            changed = False
+            for p in select.expressions:
+                table = p.table if isinstance(p, exp.Column) and isinstance(p.this, exp.Star) else None
+                star = p.this if table is not None else p if isinstance(p, exp.Star) else None
+                if star is not None and table is None and frm is None:
+                    changed = True  # ``SELECT *`` over no relation: no column (the ones before are not its)
+                    continue
+                outer = star is not None and not star.args.get("except_") and not star.args.get("replace") \
+                    and table is not None and table.lower() not in own
+                columns = self._from_columns(select, table) if outer else None
+                if columns:
+                    items.extend(columns)
+                    changed = True
+                else:
+                    items.append(p)
+            if changed and items:
+                select.set("expressions", items)
+            elif changed and isinstance(lateral.parent, exp.Join) and not any(
+                    v for k, v in select.args.items() if k != "expressions"):
+                lateral.parent.pop()  # ``LATERAL (SELECT *)``: one row of no column, joined to each row
 
     def _column_type(self, column: exp.Column) -> str | None:
         """The schema's type of a column of a table its SELECT reads (by its qualifier, else the one
@@ -669,9 +792,12 @@ class SqlExtractor:
         text = self._sql.lower()
         if self.catalog.functions:
             expand_table_functions(query, self._table_function)
-        if "transform" in text:
+        if "transform" in text or "map" in text or "reduce" in text:  # MAP / REDUCE are read as TRANSFORM
             _expand_transforms(query)
+        if "lateral" in text:
+            _name_laterals(query)
         if any(name in text for name in _GENERATORS):
+            _generators_of_literals_as_queries(query)
             _expand_generators(query, self._column_type)
         if "struct" in text:
             _read_fields_made_in_place(query)
@@ -684,6 +810,10 @@ class SqlExtractor:
             self._apply_alias_lists(query)
         if _STAR_ARGUMENT.search(text):
             self._expand_star_arguments(query)
+        if "lateral" in text and "*" in text:
+            self._expand_lateral_stars(query)
+        if "except" in text and "*" in text:
+            self._struct_excepts(query)
         qualified, names, using, root = qualify(query, self._sql, self.catalog.database, self.schema())
         if ".*" in text or ". *" in text:
             self._expand_struct_stars(qualified)
@@ -699,6 +829,29 @@ class SqlExtractor:
                     names.setdefault(c.lower(), c)
         result.columns = [(names.get(c.lower(), c), o) for c, o in result.columns]
         return result
+
+
+# ``MAP a, b USING 'cat' AS (..) FROM t``, ``FROM t MAP .. USING ..``: Hive's spellings of SELECT TRANSFORM.
+_MAP_REDUCE = re.compile(r"^(?P<head>\s*(?:INSERT\s+(?:INTO|OVERWRITE)\s+(?:TABLE\s+)?[\w.`]+\s+|CREATE\s+.*?\bAS\s+))?"
+                         r"\s*(?:FROM\s+(?P<source>.+?)\s+)?(?:MAP|REDUCE)\s+(?P<inputs>.+?)\s+USING\s+"
+                         r"(?P<script>'(?:[^'\\]|\\.)*')(?P<rest>.*)$", re.I | re.S)
+_MAP_REDUCE_START = re.compile(r"^(?=.*\b(?:MAP|REDUCE)\s)\s*(?:MAP|REDUCE|FROM|INSERT|CREATE)\b", re.I | re.S)
+_AS_COLUMNS = re.compile(r"^\s*AS\s*(?:\([^()]*\)|\w+(?:\s*,\s*\w+)*)", re.I)
+
+
+def _map_reduce(sql: str) -> str:
+    """``MAP``/``REDUCE`` (Hive) written as the ``SELECT TRANSFORM`` Spark reads them as; sqlglot knows only that."""
+    if not _MAP_REDUCE_START.match(sql):
+        return sql
+    m = _MAP_REDUCE.match(sql)
+    if m is None:
+        return sql
+    rest = m.group("rest")
+    columns = _AS_COLUMNS.match(rest)
+    head = (f"{m.group('head') or ''}SELECT TRANSFORM({m.group('inputs')}) USING {m.group('script')}"
+            f"{columns.group(0) if columns else ''}")
+    tail = rest[columns.end():] if columns else rest
+    return f"{head} FROM {m.group('source')}{tail}" if m.group("source") else f"{head}{tail}"
 
 
 def _directory_path(m: re.Match[str]) -> str | None:
@@ -785,7 +938,7 @@ _ALIAS_LIST = re.compile(r"(?:(?:f(?<=\bf)rom|j(?<=\bj)oin|,)\s*[\w.`]+|\))\s+(?
 # ``SELECT *``, ``, t.*``: a star in a select list (not ``count(*)``).
 _STAR_PROJECTION = re.compile(r"(?:s(?<=\bs)elect(?:\s+distinct)?|,)\s*(?:[\w`]+\.)?\*")
 # ``f(*)`` / ``f(x, t.*)`` other than count(*): a star as a function's argument.
-_STAR_ARGUMENT = re.compile(r"\((?<!count\()(?:[^()]*,)?\s*(?:\w+\.)?\*\s*[,)]")
+_STAR_ARGUMENT = re.compile(r"\((?<!count\()(?:[^()]*,)?\s*(?:\w+\.)?\*\s*(?:[,)]|except\b)")
 # ``FROM (`` / ``JOIN (`` opening something other than a query: perhaps a join in parentheses.
 _PARENTHESIZED_FROM = re.compile(r"(?:f(?<=\bf)rom|j(?<=\bj)oin)\s*\(\s*"
                                  r"(?:\(|(?!(?:select|with|values|from|table)\b)\w)")
@@ -853,7 +1006,7 @@ _GENERATORS = frozenset({"explode", "explode_outer", "posexplode", "posexplode_o
 
 
 def _generator_name(node: exp.Expression) -> str:
-    return (node.name if isinstance(node, exp.Anonymous) else node.key).lower()
+    return function_name(node)  # ``posexplode_outer``, not sqlglot's key ``posexplodeouter``
 
 
 def _expand_generators(query: exp.Expression, column_type: Callable[[exp.Column], str | None]) -> None:
@@ -868,12 +1021,11 @@ def _expand_generators(query: exp.Expression, column_type: Callable[[exp.Column]
             call = item.this if isinstance(item, exp.Aliases) else item
             names: list[str] = []
             if _generator_name(call) in _GENERATORS:
-                if isinstance(item, exp.Aliases):
-                    names = [e.name for e in item.expressions]
-                elif _generator_name(call).startswith("inline"):
-                    names = _inline_fields(call, column_type)
-                elif _generator_name(call).startswith("posexplode"):
-                    names = ["pos", "col"]
+                if isinstance(item, exp.Aliases):  # ``AS (p, v)``; ``AS (null, null)`` names them null
+                    names = [e.name if isinstance(e, exp.Identifier) else plain_sql(e).lower()
+                             for e in item.expressions]
+                else:  # unnamed: the names Spark gives (``col``, ``pos``, ``key``, ``value``, ``c0``, ..)
+                    names = _generator_outputs(call, column_type)
             if len(names) > 1 or (names and isinstance(item, exp.Aliases)) or (names and item is call):
                 items.extend(exp.alias_(call.copy(), name) for name in names)
                 changed = True
@@ -881,6 +1033,32 @@ def _expand_generators(query: exp.Expression, column_type: Callable[[exp.Column]
                 items.append(item)
         if changed:
             select.set("expressions", items)
+
+
+def _name_laterals(query: exp.Expression) -> None:
+    """``FROM t, LATERAL (SELECT ..), LATERAL (SELECT ..)``: each unnamed LATERAL subquery gets a name of its
+    own (sqlglot's qualify names them ``_0``, ``_1`` per scope and fails on a chain of three, "Alias already
+    used"); Spark's column names do not depend on it."""
+    for i, lateral in enumerate(query.find_all(exp.Lateral)):
+        alias = lateral.args.get("alias")
+        if isinstance(lateral.this, exp.Subquery) and (alias is None or not alias.name):
+            lateral.set("alias", exp.TableAlias(this=exp.to_identifier(f"__lateral_{i}"),
+                                                columns=alias.columns if alias is not None else None))
+
+
+def _generators_of_literals_as_queries(query: exp.Expression) -> None:
+    """``FROM explode(array(1, 2)) t(v)``: a generator in FROM that reads no column and names its columns is
+    the query ``(SELECT explode(array(1, 2)) AS v) t``, whose columns sqlglot's qualify knows (it takes a
+    table function for a table of unknown schema, and then cannot place a column a later LATERAL reads)."""
+    for table in list(query.find_all(exp.Table)):
+        call, alias = table.this, table.args.get("alias")
+        if not isinstance(call, exp.Func) or _generator_name(call) not in _GENERATORS or alias is None \
+                or not alias.columns or call.find(exp.Column) is not None:
+            continue
+        names = [c.copy() for c in alias.columns]
+        item = exp.alias_(call.copy(), names[0]) if len(names) == 1 else exp.Aliases(this=call.copy(),
+                                                                                      expressions=names)
+        table.replace(exp.Subquery(this=exp.select(item), alias=exp.TableAlias(this=alias.this)))
 
 
 def _name_generator_relations(query: exp.Expression, column_type: Callable[[exp.Column], str | None]) -> None:
@@ -939,22 +1117,71 @@ def _inline_fields(call: exp.Expression, column_type: Callable[[exp.Column], str
 _ARRAY_OF = re.compile(r"\s*ARRAY\s*<(.*)>\s*$", re.IGNORECASE | re.DOTALL)
 
 
+def _struct_items(base: exp.Expression, data_type: str, left_out: list[list[str]]
+                  ) -> list[tuple[str, exp.Expression]]:
+    """(name, value) of the fields of the struct ``base`` is, less the paths ``left_out`` (lower-case parts):
+    a field with a path left out below it is the struct of what is left of it."""
+    out: list[tuple[str, exp.Expression]] = []
+    for name, kind in struct_fields(data_type):
+        below = [p[1:] for p in left_out if p and p[0] == name.lower()]
+        if [] in below:
+            continue
+        value: exp.Expression = exp.Dot(this=base.copy(), expression=exp.to_identifier(name))
+        if below:
+            value = exp.Struct(expressions=[exp.PropertyEQ(this=exp.to_identifier(n), expression=v)
+                                            for n, v in _struct_items(value, kind, below)])
+        out.append((name, value))
+    return out
+
+
+def _struct_literal_types(query: exp.Expression) -> dict[str, str]:
+    """The types of the columns a query makes of struct literals (``VALUES (1, named_struct('a', ..)) AS
+    t(k, s)``, ``SELECT named_struct(..) AS s``), by lower-case name: ``STRUCT<a: , ..>`` (fields only)."""
+    values = query if isinstance(query, exp.Values) else None
+    alias = values.args.get("alias") if values is not None else None
+    frm = query.args.get("from_") or query.args.get("from") if isinstance(query, exp.Select) else None
+    if frm is not None and [type(p) for p in query.expressions] == [exp.Star]:
+        relation = frm.this
+        if isinstance(relation, exp.Subquery) and isinstance(relation.this, exp.Values):  # (VALUES ..) AS v(a, b)
+            values, alias = relation.this, relation.args.get("alias") or relation.this.args.get("alias")
+        elif isinstance(relation, exp.Values):
+            values, alias = relation, relation.args.get("alias")
+    out: dict[str, str] = {}
+    if values is not None:
+        first = values.expressions[0] if values.expressions else None
+        if alias is not None and isinstance(first, exp.Tuple):
+            for column, value in zip(alias.columns, first.expressions):
+                if _struct_literal_type(value):
+                    out[column.name.lower()] = _struct_literal_type(value)
+    elif isinstance(query, exp.Select):
+        for p in query.expressions:
+            if isinstance(p, exp.Alias) and _struct_literal_type(p.this):
+                out[p.alias.lower()] = _struct_literal_type(p.this)
+    return out
+
+
+def _struct_literal_type(node: exp.Expression) -> str:
+    """``STRUCT<a: , b: STRUCT<..>>`` of a struct literal (``named_struct('a', 1, ..)``; ``struct(1, 'x')``: Spark's
+    ``col1``, ``col2``), ``ARRAY<..>`` of an array of them; ``""`` for anything else."""
+    if isinstance(node, exp.Array):
+        inner = _struct_literal_type(node.expressions[0]) if node.expressions else ""
+        return f"ARRAY<{inner}>" if inner else ""
+    if not isinstance(node, exp.Struct):
+        return ""
+    fields = []
+    for i, e in enumerate(node.expressions):
+        if isinstance(e, exp.PropertyEQ):
+            fields.append(f"{e.this.name}: {_struct_literal_type(e.expression)}")
+        elif isinstance(e, exp.Literal):
+            fields.append(f"col{i + 1}: ")
+        else:
+            return ""
+    return "STRUCT<" + ", ".join(fields) + ">"
+
+
 def _struct_fields(data_type: str) -> list[str]:
     """The field names of ``STRUCT<a: T, b: STRUCT<..>>`` (top level only), ``[]`` for another type."""
-    text = data_type.strip()
-    if not text.upper().startswith("STRUCT<") or not text.endswith(">"):
-        return []
-    body, depth, start, parts = text[7:-1], 0, 0, []
-    for i, ch in enumerate(body):
-        if ch in "<(":
-            depth += 1
-        elif ch in ">)":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(body[start:i])
-            start = i + 1
-    parts.append(body[start:])
-    return [re.split(r"[:\s]", p.strip(), maxsplit=1)[0].strip("`") for p in parts if p.strip()]
+    return [name for name, _ in struct_fields(data_type)]
 
 
 def _read_fields_made_in_place(query: exp.Expression) -> None:

@@ -78,3 +78,31 @@ class Pivots:
                     out.add(Origin(o.table, o.field, stronger(ref.subtype, o.subtype), text, o.masking or ref.masking))
             return frozenset(out)
         return self.source_column(scope, src.inner, name)
+
+
+def name_pivot_values(pivot: exp.Pivot) -> None:
+    """Values with no alias that sqlglot leaves unnamed (tuples, arrays: ``FOR (c, y) IN (('a', 1), ..)``)
+    get the names Spark gives them, before qualify expands a star over the pivot."""
+    columns = pivot.args.get("columns") or []
+    ins = [f for f in pivot.args.get("fields") or [] if isinstance(f, exp.In)]
+    if pivot.args.get("unpivot") or not any(not c.name for c in columns) or len(ins) != 1 \
+            or len(pivot.expressions) != 1 or len(ins[0].expressions) != len(columns):
+        return
+    pivot.set("columns", [c if c.name else exp.to_identifier(_value_name(e))
+                          for c, e in zip(columns, ins[0].expressions)])
+
+
+def _value_name(node: exp.Expression) -> str:
+    """The name Spark gives a PIVOT value with no alias: its value as Spark prints it (``{dotNET, 2012}`` for
+    a tuple, a struct; ``[1, 1]`` for an array; a string unquoted)."""
+    if isinstance(node, exp.PivotAlias):
+        node = node.this
+    if isinstance(node, exp.Paren):
+        node = exp.Tuple(expressions=[node.this])
+    if isinstance(node, exp.Tuple):
+        return "{" + ", ".join(_value_name(e) for e in node.expressions) + "}"
+    if isinstance(node, exp.Array):
+        return "[" + ", ".join(_value_name(e) for e in node.expressions) + "]"
+    if isinstance(node, exp.Literal):
+        return node.name
+    return node.sql("spark")

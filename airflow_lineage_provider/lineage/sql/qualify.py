@@ -19,6 +19,7 @@ from sqlglot.schema import MappingSchema
 
 from airflow_lineage_provider.lineage.model import SPARK_CATALOG
 from airflow_lineage_provider.lineage.sql.columns import qualify_columns as own_qualify_columns
+from airflow_lineage_provider.lineage.sql.pivot import name_pivot_values
 from airflow_lineage_provider.lineage.sql.render import SPARK_DIALECT, Finder
 
 # ``parquet.`/path``` reads files, not a table of database ``parquet``: the formats Spark reads by path.
@@ -32,7 +33,8 @@ def qualify(query: exp.Expression, sql: str, db: str, schema: MappingSchema
     # The pre-pass looks for path reads (backquoted) and USING / NATURAL joins: most statements
     # have neither, which plain substring tests tell far faster than a regular expression.
     text = sql.lower()
-    names, using = _prepare(query, walk="`" in text or "using" in text or "natural" in text)
+    names, using = _prepare(query, walk="`" in text or "using" in text or "natural" in text,
+                            walk_pivots="pivot" in text)
     # sqlglot's qualify, step by step: the steps it takes for validation, quoting and dot-part
     # recovery are of no use here, and its table step is mostly done by one walk of our own.
     query = _normalize_identifiers(query, text)
@@ -76,7 +78,8 @@ def _normalize_identifiers(query: exp.Expression, text: str) -> exp.Expression:
     return query
 
 
-def _prepare(query: exp.Expression, walk: bool = True) -> tuple[dict[str, str], dict[int, str]]:
+def _prepare(query: exp.Expression, walk: bool = True, walk_pivots: bool = False
+             ) -> tuple[dict[str, str], dict[int, str]]:
     """One walk over the query before qualify changes it; returns what qualify would lose.
 
     - Output names as written (qualify lower-cases identifiers; Spark keeps the case of the name).
@@ -99,6 +102,19 @@ def _prepare(query: exp.Expression, walk: bool = True) -> tuple[dict[str, str], 
             elif name:
                 names.setdefault(name.lower(), name)
     using: dict[int, str] = {}
+    if walk_pivots:  # the names a PIVOT / UNPIVOT makes keep the case typed (``'dotNET'``, ``valUe FOR colName``)
+        for pivot in query.find_all(exp.Pivot):
+            name_pivot_values(pivot)
+            made = list(pivot.args.get("columns") or [])
+            if pivot.args.get("unpivot"):
+                made += [e for e in pivot.expressions if isinstance(e, exp.Identifier)]
+                made += [i for e in pivot.expressions if isinstance(e, exp.Tuple) for i in e.expressions
+                         if isinstance(i, exp.Identifier)]
+                made += [f.this.this if isinstance(f.this, exp.Column) else f.this
+                         for f in pivot.args.get("fields") or [] if isinstance(f, exp.In)]
+            for identifier in made:
+                if isinstance(identifier, exp.Identifier):
+                    names.setdefault(identifier.name.lower(), identifier.name)
     for node in query.find_all(exp.Table, exp.Join) if walk else ():
         if isinstance(node, exp.Table):
             if node.db and node.db.lower() in FILE_FORMATS and isinstance(node.this, exp.Identifier):
@@ -106,10 +122,13 @@ def _prepare(query: exp.Expression, walk: bool = True) -> tuple[dict[str, str], 
         elif node.args.get("using") or str(node.args.get("method") or "").upper() == "NATURAL":
             side = str(node.args.get("side") or "").upper()
             using[id(node.parent)] = "both" if side == "FULL" else ("right" if side == "RIGHT" else "left")
-    if star:  # names a star brings up from subqueries
+    if star:  # names a star brings up from subqueries, and from alias lists (``VALUES .. AS t(ID, ST)``)
         for alias in top.find_all(exp.Alias):
             if alias.alias:
                 names.setdefault(alias.alias.lower(), alias.alias)
+        for relation in top.find_all(exp.TableAlias):
+            for column in relation.columns:
+                names.setdefault(column.name.lower(), column.name)
     return names, using
 
 

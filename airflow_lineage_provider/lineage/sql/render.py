@@ -21,6 +21,23 @@ DIALECT = "spark"
 SPARK_DIALECT = sqlglot.Dialect.get_or_raise(DIALECT)
 
 
+def _with_null_handling(kind: type[exp.Expression]) -> Any:
+    """``first_value(x, false)``, ``last_value(x, true)``: Spark's second argument says whether nulls are
+    ignored. sqlglot reads ``true`` but refuses ``false`` (two arguments for a one-argument class); both
+    are read here, as ``IGNORE NULLS`` / ``RESPECT NULLS`` (the name Spark gives is the call's alone)."""
+    def build(args: list[exp.Expression]) -> exp.Expression:
+        this = kind(this=args[0] if args else None)
+        if len(args) < 2:
+            return this
+        return exp.IgnoreNulls(this=this) if args[1] == exp.true() else exp.RespectNulls(this=this)
+
+    return build
+
+
+for _name, _kind in (("FIRST_VALUE", exp.FirstValue), ("LAST_VALUE", exp.LastValue)):
+    SPARK_DIALECT.parser_class.FUNCTIONS[_name] = _with_null_handling(_kind)
+
+
 class _Generators(threading.local):
     """Two generators per thread: built per call, they cost more than the text they write, and a
     generator keeps state while it writes. (Instances, not subclasses: sqlglot's compiled build,
@@ -89,7 +106,7 @@ def render(node: exp.Expression) -> str:
     # Wrap binary operations in parentheses in place (no copy of the tree), then unwrap.
     wrapped: list[tuple[exp.Paren, exp.Expression]] = []
     for b in _BINARIES(node):
-        if b is node or isinstance(b, exp.Dot) or isinstance(b.parent, exp.Paren):
+        if b is node or isinstance(b, (exp.Dot, exp.Kwarg)) or isinstance(b.parent, exp.Paren):
             continue
         paren = exp.Paren()
         b.replace(paren)
@@ -156,7 +173,43 @@ _WHOLE_PARTITION = "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
 _CAPITAL_RANKS = {exp.Rank: "RANK()", exp.DenseRank: "DENSE_RANK()", exp.PercentRank: "PERCENT_RANK()"}
 
 
+_DAY_TIME = ("DAY", "HOUR", "MINUTE", "SECOND")
+
+
+def _interval_literal(node: exp.Expression) -> str | None:
+    """``interval 23 days 4 hours`` as Spark writes the day-time interval it makes: ``INTERVAL '23 04' DAY TO
+    HOUR`` (one unit: ``INTERVAL '1' DAY``); ``None`` for another expression."""
+    parts: list[exp.Expression] = []
+    stack = [node]
+    while stack:  # the terms of the sum, in order (sqlglot nests them either way)
+        term = stack.pop()
+        if isinstance(term, exp.Add):
+            stack.extend((term.expression, term.this))
+        else:
+            parts.append(term)
+    units: dict[str, str] = {}
+    for part in parts:
+        if not isinstance(part, exp.Interval) or not isinstance(part.this, exp.Literal) \
+                or part.args.get("unit") is None:
+            return None
+        unit = re.sub(r"S$", "", plain_sql(part.args["unit"]).upper())
+        if unit not in _DAY_TIME or unit in units:
+            return None
+        units[unit] = part.this.name
+    order = [u for u in _DAY_TIME if u in units]
+    if len(order) == 1:  # hours, minutes, seconds in two digits (``INTERVAL '03' HOUR``)
+        return f"INTERVAL '{units[order[0]] if order[0] == 'DAY' else units[order[0]].zfill(2)}' {order[0]}"
+    first, last = _DAY_TIME.index(order[0]), _DAY_TIME.index(order[-1])
+    values = [units.get(u, "0") for u in _DAY_TIME[first:last + 1]]
+    rest = [v.zfill(2) for v in values[1:]]
+    text = f"{values[0]} {':'.join(rest)}" if order[0] == "DAY" else ":".join([values[0].zfill(2), *rest])
+    return f"INTERVAL '{text}' {order[0]} TO {order[-1]}"
+
+
 def _frame_bound(value: object, side: object) -> str:
+    interval = _interval_literal(value) if isinstance(value, (exp.Interval, exp.Add)) else None
+    if interval is not None:
+        return f"{interval} {str(side or '').upper()}"
     value = value.name if isinstance(value, exp.Expression) else str(value or "")
     side = str(side or "").upper()
     if value.upper() == "UNBOUNDED":
@@ -213,11 +266,9 @@ def _outer_columns(query: exp.Expression) -> list[str]:
     """The names of the outer query's columns a subquery reads (``ScalarSubquery``'s children)."""
     local = {t.alias_or_name for t in query.find_all(exp.Table, exp.Subquery) if t.alias_or_name}
     local |= {c.alias_or_name for c in query.find_all(exp.CTE)}
-    out: dict[str, None] = {}
-    for c in query.find_all(exp.Column):
-        if c.table and c.table not in local and not isinstance(c.this, exp.Star):
-            out.setdefault(c.name)
-    return list(out)
+    # Each reference, as often as it is made (``(SELECT c WHERE c = 8)`` is ``scalarsubquery(c, c)``).
+    return [c.name for c in query.find_all(exp.Column)
+            if c.table and c.table not in local and not isinstance(c.this, exp.Star)]
 
 
 def _fname(node: exp.Expression) -> str:
@@ -324,6 +375,8 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
                     c.replace(exp.Var(this="namedlambdavariable()"))
         variables = ", ".join("namedlambdavariable()" for _ in n.expressions)
         return exp.Var(this=f"lambdafunction({_text(body, sql)}, {variables})")
+    if isinstance(n, exp.Anonymous) and str(n.name).lower() in functions.PARAMETERS:
+        n.set("expressions", _positional(n))
     for key, value in list(n.args.items()):
         if isinstance(value, exp.Expression):
             n.set(key, _pretty(value, sql))
@@ -349,6 +402,31 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
     if isinstance(n, _INFIX):
         return exp.Paren(this=n)
     return n
+
+
+def _positional(call: exp.Anonymous) -> list[exp.Expression]:
+    """A call's arguments in the order of its parameters, defaults filled in (``f(x, seed => 1, epsilon =>
+    0.5)``, ``mask(name)``), as Spark passes them; as written when the function's parameters are not known."""
+    params = functions.PARAMETERS.get(str(call.name).lower())
+    args = list(call.expressions)
+    if params is None:
+        return args
+    names = [p for p, _ in params]
+    slots: dict[str, exp.Expression] = {}
+    for i, a in enumerate(args):
+        if isinstance(a, exp.Kwarg):
+            slots[a.this.name.lower()] = a.expression
+        elif i < len(names):
+            slots[names[i]] = a
+    out = []
+    for name, default in params:
+        value = slots.get(name)
+        if value is None and default is not None:
+            value = exp.null() if default == "NULL" else exp.Literal.string(default.strip("'"))
+        if value is None:
+            break
+        out.append(value)
+    return out if len(out) >= len(slots) and set(slots) <= set(names[:len(out)]) else args
 
 
 # Spark functions sqlglot reads as another one's node, whose name Spark keeps as written (``FUNC_ALIAS``).

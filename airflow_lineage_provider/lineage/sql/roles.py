@@ -146,6 +146,7 @@ def _fname(node: exp.Expression) -> str:
 
 
 _FUNCTION_NAMES: dict[type, str] = {}
+function_name = _fname  # Spark's name of a function (``posexplode_outer``; sqlglot's key drops the underscore)
 
 
 def norm_type(text: str | None) -> str | None:

@@ -16,6 +16,8 @@ from sqlglot.optimizer.scope import Scope, ScopeType, build_scope
 
 from airflow_lineage_provider.lineage import naming
 from airflow_lineage_provider.lineage.model import (
+    AGGREGATION,
+    FILTER,
     IDENTITY,
     TRANSFORMATION,
     Dataset,
@@ -23,7 +25,7 @@ from airflow_lineage_provider.lineage.model import (
     stronger,
     widens,
 )
-from airflow_lineage_provider.lineage.sql.catalog import Catalog, TableInfo, ViewLineage
+from airflow_lineage_provider.lineage.sql.catalog import Catalog, TableInfo, ViewLineage, spelled_path
 from airflow_lineage_provider.lineage.sql.conditions import Conditions
 from airflow_lineage_provider.lineage.sql.pivot import Pivots
 from airflow_lineage_provider.lineage.sql.qualify import FILE_FORMATS, using_key
@@ -32,6 +34,7 @@ from airflow_lineage_provider.lineage.sql.roles import Ref, collect_refs, field_
 from airflow_lineage_provider.lineage.sql.shared import PARTIAL_CONFIDENCE, UNCHECKED_CONFIDENCE, Result, Source
 
 _UNNAMED = re.compile(r"_col_\d+")  # qualify's name for an output column the query leaves unnamed
+_GROUPING_ID = "grouping__id"  # the column Spark's grouping analytics add: which grouping set a row is of
 
 
 class Resolver(Conditions, Pivots):
@@ -67,6 +70,7 @@ class Resolver(Conditions, Pivots):
         self.noted: set[int] = set()  # projections whose conditions and window keys are noted
         self._views_noted: set[str] = set()
         self._unknown_tables: set[str] = set()
+        self._null_keys: dict[int, frozenset[str]] = {}  # per scope (``Conditions.null_keys``)
 
     def run(self) -> Result:
         if self.root is None:
@@ -115,6 +119,8 @@ class Resolver(Conditions, Pivots):
             elif isinstance(e, exp.Select):
                 out = []
                 for p in e.expressions:
+                    if isinstance(p, exp.Star) and self._leaves_out_all(scope, p):
+                        continue  # ``* EXCEPT (a, t.b)`` of every column there is: no column (qualify keeps it)
                     if isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star)):
                         out.append("*")
                         table = p.table if isinstance(p, exp.Column) else ""
@@ -126,6 +132,18 @@ class Resolver(Conditions, Pivots):
                 out = []
             self._outputs[key] = out
         return out
+
+    def _leaves_out_all(self, scope: Scope, star: exp.Star) -> bool:
+        left_out = {e.name.lower() for e in star.args.get("except_") or []}
+        if not left_out:
+            return False
+        for src in self.sources(scope).values():
+            if src.hidden:
+                continue
+            names = self.source_outputs(src)
+            if names is None or any(n.lower() not in left_out for n in names):
+                return False
+        return True
 
     def _star_owner(self, scope: Scope, table: str) -> str:
         srcs = self.sources(scope)
@@ -139,6 +157,8 @@ class Resolver(Conditions, Pivots):
             out = {}
             for p in scope.expression.expressions:
                 out.setdefault(p.alias_or_name, p)
+            for p in scope.expression.expressions:  # a struct's field a star spread keeps the type's case
+                out.setdefault(p.alias_or_name.lower(), p)
             self._projections[key] = out
         return out
 
@@ -150,7 +170,11 @@ class Resolver(Conditions, Pivots):
             return {}
         out = {}
         for i, p in enumerate(scope.expression.expressions):
-            node = _unnamed(p) or self._unnamed_below(scope, p)
+            node = _unnamed(p)
+            if node is None:
+                below = self._unnamed_below(scope, p)
+                if below is not None:
+                    node = self._outer_named(*below)
             if node is not None:
                 try:
                     out[i] = spark_name(node, self.sql)
@@ -160,19 +184,43 @@ class Resolver(Conditions, Pivots):
                     self.warn(f"column {p.alias}: the name Spark gives it is unknown: {_unreadable(p.this, e)}")
         return out
 
-    def _unnamed_below(self, scope: Scope, p: exp.Expression, depth: int = 0) -> exp.Expression | None:
+    def _unnamed_below(self, scope: Scope, p: exp.Expression, depth: int = 0
+                       ) -> tuple[exp.Expression, Scope] | None:
         """``SELECT * FROM (SELECT sum(x) OVER (..) FROM t)``: a column a star brings up from a subquery
-        that left it unnamed is named as Spark named it there."""
+        that left it unnamed is named as Spark named it there (with the scope that names it)."""
         column = p.this if isinstance(p, exp.Alias) else p
         if type(column) is not exp.Column or depth > 20 or not _UNNAMED.fullmatch(column.name):
             return None
         src = self.sources(scope).get(column.table)
-        if src is None or src.kind != "scope" or not isinstance(src.node.expression, exp.Select):
+        if src is None or src.kind != "scope":
             return None
-        inner = self.projections(src.node).get(column.name)
+        below = src.node
+        while isinstance(below.expression, exp.SetOperation) and below.set_operation_scopes:
+            below = below.set_operation_scopes[0]  # a set operation's columns are named by its first query
+        if not isinstance(below.expression, exp.Select):
+            return None
+        inner = self.projections(below).get(column.name)
         if inner is None:
             return None
-        return _unnamed(inner) or self._unnamed_below(src.node, inner, depth + 1)
+        named = _unnamed(inner)
+        return (named, below) if named is not None else self._unnamed_below(below, inner, depth + 1)
+
+    def _outer_named(self, node: exp.Expression, scope: Scope) -> exp.Expression:
+        """Spark names a column of an enclosing query read in a LATERAL subquery ``outer(db.t.c)``: the
+        expression with such columns written so (a copy), else the expression itself."""
+        outer = [c for c in node.find_all(exp.Column) if c.table and c.table not in self.sources(scope)]
+        if not outer or _outer(scope) is None:
+            return node
+        copy = node.copy()
+        for column in [c for c in copy.find_all(exp.Column) if c.table and c.table not in self.sources(scope)]:
+            s, src = _outer(scope), None
+            while s is not None and src is None:
+                src = self.sources(s).get(column.table)
+                s = _outer(s) if src is None else s
+            owner = src.name if src is not None and src.kind == "table" and src.name and \
+                src.node.alias_or_name == src.node.name else column.table
+            column.replace(exp.Var(this=f"outer({owner}.{column.name})"))
+        return copy
 
     def _projection(self, position: int) -> exp.Expression | None:
         scope = self.root
@@ -260,8 +308,9 @@ class Resolver(Conditions, Pivots):
         if src.kind == "scope":
             names = self.outputs(src.node)
             return None if "*" in names else names
-        if src.kind == "udtf" or src.kind == "values":
-            alias = src.node.args.get("alias")
+        if src.kind in ("udtf", "values", "func"):
+            relation = src.node.parent if src.kind == "func" else src.node  # a table function: its call
+            alias = relation.args.get("alias") if relation is not None else None
             cols = [c.name for c in alias.columns] if alias is not None and alias.columns else []
             if src.kind == "values":  # unnamed, Spark calls them col1, col2, ... (sqlglot: _col_0, ...)
                 cols = [f"col{i + 1}" if _UNNAMED.fullmatch(c) else c for i, c in enumerate(cols)]
@@ -307,6 +356,9 @@ class Resolver(Conditions, Pivots):
         inner = proj.this if isinstance(proj, exp.Alias) else proj
         if self.using and isinstance(inner, exp.Coalesce) and id(scope.expression) in self.using:
             inner = using_key(inner, self.using[id(scope.expression)])
+        nulls = self.null_keys(scope)
+        if nulls and plain_sql(inner) in nulls:
+            return frozenset()  # a grouped expression outside every grouping set: always NULL
         if type(inner) is exp.Column and not isinstance(inner.this, exp.Star):
             # The common case, a column copied: what it copies, under the first text written for it.
             origins = self.column_origins(scope, inner)
@@ -324,7 +376,7 @@ class Resolver(Conditions, Pivots):
         out: set[Origin] = set()
         text: str | None = None
         for ref in refs:
-            if ref.conditional:
+            if ref.conditional or (nulls and ref.subtype != AGGREGATION and plain_sql(ref.column) in nulls):
                 continue
             path = ref.path
             for o in self.column_origins(scope, ref.column):
@@ -336,7 +388,7 @@ class Resolver(Conditions, Pivots):
                         text = self.render(inner)
                     expression = text
                 # A struct field of a column copied as it is: the field is the source, named by its path.
-                field = f"{o.field}.{path}" if path and o.subtype == IDENTITY else o.field
+                field = self.field_of(o, path) if path and o.subtype == IDENTITY else o.field
                 out.add(Origin(o.table, field, subtype, expression, o.masking or ref.masking))
         for sub in subs:
             if isinstance(sub, exp.Subquery):
@@ -370,10 +422,15 @@ class Resolver(Conditions, Pivots):
     def _column_origins(self, scope: Scope, table: str, name: str) -> frozenset[Origin]:
         s: Scope | None = scope
         if table:
+            nested = False  # read from inside a derived table or CTE of a correlated query
             while s is not None:
                 src = self.sources(s).get(table)
                 if src is not None:
-                    return self.source_column(s, src, name)
+                    found = self.source_column(s, src, name)
+                    if nested:  # Spark pulls such an outer reference up as a correlation condition
+                        self._add_indirect(found, FILTER)
+                    return found
+                nested = nested or s.scope_type in (ScopeType.DERIVED_TABLE, ScopeType.CTE)
                 s = _outer(s)
             self.warn(f"column {table}.{name}: no relation {table} in scope")
             return frozenset()
@@ -404,6 +461,11 @@ class Resolver(Conditions, Pivots):
                           f"{', '.join(sorted((src.name or a) for a, src in unknown))} (no schema to decide)")
                 return frozenset()
             s = _outer(s)
+        if name.lower() == _GROUPING_ID:
+            return frozenset()  # Spark's grouping id of GROUPING SETS / CUBE / ROLLUP: no source column
+        key = self.generated_key(scope, name)
+        if key is not None:
+            return self.expression_origins(scope, key)
         self.warn(f"column {name} is not in any relation of its query")
         return frozenset()
 
@@ -460,6 +522,13 @@ class Resolver(Conditions, Pivots):
             return cached
         self.warn(f"column {name} is not in the schema of {src.name}")
         return frozenset()
+
+    def field_of(self, origin: Origin, path: str) -> str:
+        """The field a struct path read from ``origin`` is (``info.geo.lat``), each part spelled as the table's
+        type spells it, as Spark names it (the query may write ``st.c`` for a field ``C``)."""
+        info = self.catalog.get(origin.table) if "." not in origin.field else None
+        kind = info.type_of(origin.field) if info is not None else None
+        return f"{origin.field}.{spelled_path(kind, path) if kind else path}"
 
     def _generator(self, scope: Scope, generator: exp.Expression) -> frozenset[Origin]:
         found = self.expression_origins(scope, generator)
@@ -587,4 +656,13 @@ _CORRELATED = frozenset({ScopeType.SUBQUERY, ScopeType.SET_OPERATION, ScopeType.
 
 
 def _outer(scope: Scope) -> Scope | None:
-    return scope.parent if scope.scope_type in _CORRELATED else None
+    if scope.scope_type in _CORRELATED:
+        return scope.parent
+    # A derived table or CTE inside a correlated query (``LATERAL (SELECT .. FROM (SELECT .. WHERE t.k = u.k))``,
+    # ``(WITH c AS (.. t.k ..) SELECT ..)``) reads that query's outer columns as the query does: Spark lets
+    # it. One at the top level has no outer query to read.
+    parent = scope.parent
+    if scope.scope_type in (ScopeType.DERIVED_TABLE, ScopeType.CTE) and parent is not None \
+            and _outer(parent) is not None:
+        return parent
+    return None
