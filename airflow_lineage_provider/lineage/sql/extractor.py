@@ -54,7 +54,7 @@ from airflow_lineage_provider.lineage.sql.catalog import (
 )
 from airflow_lineage_provider.lineage.sql.pipes import requalify as requalify_pipes
 from airflow_lineage_provider.lineage.sql.pipes import rewrite as rewrite_pipes
-from airflow_lineage_provider.lineage.sql.qualify import qualify
+from airflow_lineage_provider.lineage.sql.qualify import output_name, qualify
 from airflow_lineage_provider.lineage.sql.render import DIALECT, SPARK_DIALECT, plain_sql, render
 from airflow_lineage_provider.lineage.sql.roles import field_path, function_name
 from airflow_lineage_provider.lineage.sql.rowlevel import MODES as ROW_LEVEL_MODES
@@ -760,7 +760,8 @@ class SqlExtractor:
         warnings = tuple(dict.fromkeys(result.warnings))
         return StatementLineage.of(
             index=index, sql=sql, method="sql", confidence=result.confidence if warnings else 1.0, target=target,
-            inputs=result.inputs.values(), columns=columns, indirect=result.indirect, warnings=warnings,
+            inputs=result.inputs.values(), columns=[(output_name(c), o) for c, o in columns],
+            indirect=result.indirect, warnings=warnings,
         )
 
     # -- queries -----------------------------------------------------------------------------------

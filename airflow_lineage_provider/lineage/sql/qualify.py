@@ -10,7 +10,10 @@ NATURAL joins, the case of file paths.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlglot import exp
+from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.optimizer.qualify_columns import qualify_columns
 from sqlglot.optimizer.qualify_tables import qualify_tables
@@ -43,9 +46,18 @@ def qualify(query: exp.Expression, sql: str, db: str, schema: MappingSchema
     if not _qualify_tables(query, db):
         query = qualify_tables(query, db=db, catalog=SPARK_CATALOG, dialect=SPARK_DIALECT)
     # Its column step too, on scopes the resolver reuses, when the query needs only its common steps.
-    root = own_qualify_columns(query, schema) if not using else None
-    if root is None:
-        query = qualify_columns(query, schema)
+    try:
+        query, root = _columns(query, schema, using)
+    except OptimizeError as e:
+        # ``FROM t JOIN t USING (k)``, ``FROM t, t``: Spark reads one relation twice under one name (a
+        # column of it named with that name would be ambiguous there); sqlglot's scopes refuse it.
+        if "Alias already used" not in str(e) or not _alias_repeated_tables(query):
+            raise
+        query, root = _columns(query, schema, using)
+    # A star over a relation whose own star made two columns of one name (``LATERAL (SELECT t1.*, t2.*)``)
+    # is left unexpanded: those inner stars are expanded now, so their repeats can be told apart.
+    if "*" in text and _star_left(query) and _tell_repeats_apart(query):
+        query, root = qualify_columns(query, schema), None
     return query, names, using, root
 
 
@@ -132,14 +144,58 @@ def _prepare(query: exp.Expression, walk: bool = True, walk_pivots: bool = False
     return names, using
 
 
-def _tell_repeats_apart(query: exp.Expression) -> None:
-    """Rename a subquery's repeated output names (``SELECT a.k, b.k``) as the document tells them apart.
+# Marks a repeated output name of a subquery (``k`` + REPEAT + ``2``); the extractor strips it from the
+# statement's output names (``output_name``), so the document names the repeats as it names any other.
+REPEAT = "\x00"
+
+
+def output_name(name: str) -> str:
+    """A statement's output name without the mark ``_tell_repeats_apart`` gave a repeat."""
+    return name.split(REPEAT, 1)[0]
+
+
+def _columns(query: exp.Expression, schema: MappingSchema, using: dict[int, str]) -> tuple[exp.Expression, Any]:
+    """sqlglot's column step: ours (``columns.py``) when the query needs only its common steps, else sqlglot's."""
+    root = own_qualify_columns(query, schema) if not using else None
+    return (query, root) if root is not None else (qualify_columns(query, schema), None)
+
+
+def _alias_repeated_tables(query: exp.Expression) -> bool:
+    """Give a relation a select reads again under the same name an alias of its own; whether any."""
+    renamed = False
+    for select in query.find_all(exp.Select):
+        sources = [select.args.get("from_") or select.args.get("from")] + list(select.args.get("joins") or [])
+        seen: set[str] = set()
+        for source in sources:
+            table = source.this if source is not None else None
+            if not isinstance(table, exp.Table):
+                continue
+            name = table.alias_or_name
+            if name in seen and not table.alias:
+                n = 2
+                while f"{name}_{n}" in seen:
+                    n += 1
+                table.set("alias", exp.TableAlias(this=exp.to_identifier(f"{name}_{n}")))
+                name, renamed = f"{name}_{n}", True
+            seen.add(name)
+    return renamed
+
+
+def _star_left(query: exp.Expression) -> bool:
+    return any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
+               for select in query.find_all(exp.Select) for p in select.expressions)
+
+
+def _tell_repeats_apart(query: exp.Expression) -> bool:
+    """Mark a subquery's repeated output names (``SELECT a.k, b.k``) apart; whether any was.
 
     Spark expands a star over such a subquery by position, to two columns of one name; sqlglot
     leaves that star unexpanded (a name would be ambiguous). No outer query can name either
-    column (Spark refuses the ambiguous reference), so only a star sees them: renamed ``k (2)``,
-    they expand, and the outer output names are those ``unique_names`` gives the document.
+    column (Spark refuses the ambiguous reference), so only a star sees them: marked apart, they
+    expand, and the statement's output names, the mark stripped, are told apart as the document
+    tells any repeated name apart (``model.unique_names``).
     """
+    renamed = False
     for select in query.find_all(exp.Select):
         if select is query or not isinstance(select.parent, (exp.Subquery, exp.CTE, exp.SetOperation)):
             continue
@@ -151,11 +207,13 @@ def _tell_repeats_apart(query: exp.Expression) -> None:
             n, unique = 1, name
             while unique in seen:
                 n += 1
-                unique = f"{name} ({n})"
+                unique = f"{output_name(name)}{REPEAT}{n}"
             seen.add(unique)
             if unique != name:
                 target = p.this if isinstance(p, exp.Alias) else p
                 select.expressions[i] = exp.alias_(target, exp.to_identifier(unique, quoted=True))
+                renamed = True
+    return renamed
 
 
 # Sources sqlglot's qualify_tables gives names or default columns to, or rewrites.
