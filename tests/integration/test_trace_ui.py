@@ -20,7 +20,7 @@ import pytest
 from tests.conftest import ROOT, venv_bin
 from tests.integration.api_server import api_server
 from tests.integration.test_trace import T, three_dags  # noqa: F401 - the module's fixture
-from tests.integration.test_ui import _get, _screenshot, browser  # noqa: F401 - the module's fixture
+from tests.integration.test_ui import _get, _screenshot, _token, browser  # noqa: F401 - the module's fixture
 
 pytestmark = [pytest.mark.slow, pytest.mark.airflow]
 
@@ -36,14 +36,6 @@ def server(three_dags, tmp_path_factory):  # noqa: F811
            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
     with api_server("admin:admin,partial:viewer", home / "trace_test_passwords.json", log, env=env) as running:
         yield running
-
-
-def _token(server, user: str) -> str:
-    body = json.dumps({"username": user, "password": server["passwords"][user]}).encode()
-    request = urllib.request.Request(server["base"] + "/auth/token", data=body,
-                                     headers={"Content-Type": "application/json"}, method="POST")
-    with urllib.request.urlopen(request, timeout=60) as r:
-        return json.loads(r.read())["access_token"]
 
 
 def _trace(server, user: str | None, path: str = "/column-lineage/api/trace", **params) -> tuple[int, bytes]:
