@@ -422,6 +422,10 @@ class TraceIndex:
             self._same.note(d)
         runs = self._runs.setdefault(run.task, [])
         latest = runs[-1] if runs else None
+        if latest is not None and latest.edges == r.edges:
+            # Most runs of a task repeat its lineage: its runs share one copy, so memory grows with
+            # the changes a pipeline makes, not with the runs kept.
+            r = _Run(run, latest.edges, latest.written, latest.read, latest.datasets)
         # A run cleared and run again succeeds again: its new document replaces the old one.
         runs[:] = [x for x in runs if x.run.run_id != run.run_id]
         runs.append(r)

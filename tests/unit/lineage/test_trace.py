@@ -271,3 +271,12 @@ def test_search_offers_datasets_then_columns_of_visible_dags_only():
     hidden_b = [(f.label.rsplit(".", 1)[-1], f.column) for f in index.search("report", visible=lambda d: d != "dag_b")]
     assert hidden_b == []  # only DAG B names the report
     assert index.search("  ") == [] and len(index.search("e", limit=3)) == 3
+
+
+def test_runs_that_repeat_a_task_lineage_share_one_copy():
+    index = TraceIndex()
+    for day in (25, 26, 27):
+        index.add(run("dag_a", "build_dwd", day), report(DWD))
+    runs = index._runs[("dag_a", "build_dwd", -1)]
+    assert len(runs) == 3 and runs[0].edges is runs[1].edges is runs[2].edges
+    assert [r.run.run_id for r in runs] == ["scheduled__2026-11-25", "scheduled__2026-11-26", "scheduled__2026-11-27"]
