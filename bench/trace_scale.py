@@ -41,7 +41,10 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterator
 
-from common import ROOT
+try:
+    from common import ROOT  # run as a script (bench/ on the path; common puts the repository there too)
+except ImportError:
+    from bench.common import ROOT
 
 CHROMIUM = "/usr/bin/chromium"
 SECTION = "## The column trace across DAGs at scale (issue 28, `bench/trace_scale.py`)"
@@ -64,10 +67,10 @@ def task_id(t: int) -> str:
     return f"build_t{t:02d}"
 
 
-def table(d: int, t: int) -> str:
+def table(d: int, t: int, tasks: int = TASKS) -> str:
     """The table task ``t`` of DAG ``d`` writes; task 0 of DAG ``d`` is the last task of DAG ``d-1``."""
     if t == 0:
-        return "raw_events" if d == 0 else table(d - 1, TASKS)
+        return "raw_events" if d == 0 else table(d - 1, tasks, tasks)
     return f"d{d:04d}_t{t:02d}"
 
 
@@ -75,7 +78,7 @@ def columns(width: int) -> list[str]:
     return ["key", "status"] + [f"c{j:03d}" for j in range(2, width)]
 
 
-def document(d: int, t: int, width: int = WIDTH, version: int = 1) -> dict:
+def document(d: int, t: int, width: int = WIDTH, version: int = 1, tasks: int = TASKS) -> dict:
     """The lineage document task ``t`` of DAG ``d`` pushes (``version`` > 1: a later run, other SQL)."""
     from airflow_lineage_provider.lineage.model import (
         FILTER,
@@ -89,7 +92,7 @@ def document(d: int, t: int, width: int = WIDTH, version: int = 1) -> dict:
         StatementLineage,
     )
 
-    source, target = table(d, t - 1), table(d, t)
+    source, target = table(d, t - 1, tasks), table(d, t, tasks)
 
     def ds(name: str, mode: str | None = None) -> Dataset:
         # As the plan extractor names a catalog table: its warehouse location, with the table's name.
@@ -120,7 +123,7 @@ def documents(dags: int = DAGS, tasks: int = TASKS, width: int = WIDTH) -> Itera
     """``(d, t, document)`` of every task, DAG by DAG."""
     for d in range(dags):
         for t in range(1, tasks + 1):
-            yield d, t, document(d, t, width)
+            yield d, t, document(d, t, width, tasks=tasks)
 
 
 # -- the Airflow database -----------------------------------------------------------------------------------------
