@@ -80,11 +80,21 @@ class _Table:
     readers: list[dict[str, Any]] = field(default_factory=list)
 
     _known: set[str] = field(default_factory=set)  # the columns, for a constant-time check on wide tables
+    # The writers and readers, for a constant-time check too: a dimension read by every task of a trace
+    # across 1,000 DAGs has 10,000 readers (a list search took 1.5 s of the trace's graph).
+    _refs: set[tuple[str, tuple[tuple[str, Any], ...]]] = field(default_factory=set)
 
     def add_column(self, column: str) -> None:
         if column not in self._known:
             self._known.add(column)
             self.columns.append(column)
+
+    def add_ref(self, role: str, ref: dict[str, Any]) -> None:
+        """Note a task as one of the table's ``writers`` or ``readers`` (``role``), once."""
+        key = (role, tuple(ref.items()))
+        if key not in self._refs:
+            self._refs.add(key)
+            getattr(self, role).append(ref)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -97,11 +107,6 @@ class _Table:
             "writers": self.writers,
             "readers": self.readers,
         }
-
-
-def _add_ref(refs: list[dict[str, Any]], ref: dict[str, Any]) -> None:
-    if ref not in refs:
-        refs.append(ref)
 
 
 @dataclass(frozen=True)
@@ -179,7 +184,7 @@ def build_graph(tasks: list[TaskLineage], changes: dict[tuple[str, int], TaskCha
             step_ref = {**task.ref, "statement": stmt.index}
             if stmt.target is not None:
                 target = resolve(stmt, stmt.target.label)
-                _add_ref(target.writers, task.ref)
+                target.add_ref("writers", task.ref)
             else:
                 rid = f"result:{task.task_id}:{task.map_index}:{stmt.index}"
                 mapped = f"[{task.map_index}]" if task.map_index >= 0 else ""
@@ -188,7 +193,7 @@ def build_graph(tasks: list[TaskLineage], changes: dict[tuple[str, int], TaskCha
                     kind="result"))
             targets[target_label(stmt)] = target.id
             for ds in stmt.inputs:
-                _add_ref(resolve(stmt, ds.label).readers, task.ref)
+                resolve(stmt, ds.label).add_ref("readers", task.ref)
             for column, srcs in stmt.columns:
                 target.add_column(column)
                 for src in srcs:
