@@ -831,4 +831,15 @@ STATIC_CASES: list[Case] = [
       {'x': {'emp.age:A'}}, set()),
     C("st_any_quantifier_like", "SELECT name FROM emp WHERE name LIKE ANY ('a%', 'b%')",
       {'name': {'emp.name:I'}}, {'emp.name:FILTER'}),
+    # -- DISTINCT in a two-argument aggregate: corr(DISTINCT x, y) ---------------------------------------------
+    C("st_distinct_pair_corr", 'SELECT corr(DISTINCT age, salary), count(*) AS c FROM emp',
+      {'corr(DISTINCT age, salary)': {'emp.age:A', 'emp.salary:A'}, 'c': set()}, set()),
+    C("st_distinct_pair_covar_grouped", 'SELECT dept, covar_pop(DISTINCT salary, age) FROM emp GROUP BY dept',
+      {'dept': {'emp.dept:I'}, 'covar_pop(DISTINCT salary, age)': {'emp.salary:A', 'emp.age:A'}}, {'emp.dept:GROUP_BY'}),
+    C("st_distinct_pair_ctas", 'CREATE TABLE IF NOT EXISTS st_dp_ctas USING parquet AS SELECT dept, covar_samp(DISTINCT e.age, e.salary) AS cv FROM emp e GROUP BY dept',
+      {'dept': {'emp.dept:I'}, 'cv': {'emp.age:A', 'emp.salary:A'}}, {'emp.dept:GROUP_BY'}, target="st_dp_ctas"),
+    C("st_distinct_pair_view", 'CREATE OR REPLACE VIEW st_dp_v AS SELECT CORR(DISTINCT `age`, salary * 2) AS r FROM emp',
+      {'r': {'emp.age:A', 'emp.salary:A'}}, set(), target="st_dp_v"),
+    C("st_distinct_pair_nested", 'SELECT t.r FROM (SELECT corr(DISTINCT x, y) AS r FROM (SELECT age AS x, id AS y FROM emp) s) t',
+      {'r': {'emp.age:A', 'emp.id:A'}}, set()),
 ]

@@ -38,6 +38,22 @@ def _with_null_handling(kind: type[exp.Expression]) -> Any:
 for _name, _kind in (("FIRST_VALUE", exp.FirstValue), ("LAST_VALUE", exp.LastValue)):
     SPARK_DIALECT.parser_class.FUNCTIONS[_name] = _with_null_handling(_kind)
 
+def _distinct_pair(kind: type[exp.Expression], build: Any) -> Any:
+    """``corr(DISTINCT x, y)``: sqlglot reads DISTINCT's arguments as one (``Distinct(x, y)``) and then misses
+    the second of a two-argument aggregate; read as Spark does, the first argument distinct."""
+    def parse(args: list[exp.Expression]) -> exp.Expression:
+        if len(args) == 1 and isinstance(args[0], exp.Distinct) and len(args[0].expressions) == 2:
+            first, second = args[0].expressions
+            return kind(this=exp.Distinct(expressions=[first]), expression=second)
+        return build(args)
+
+    return parse
+
+
+for _name, _kind in (("CORR", exp.Corr), ("COVAR_POP", exp.CovarPop), ("COVAR_SAMP", exp.CovarSamp)):
+    SPARK_DIALECT.parser_class.FUNCTIONS[_name] = _distinct_pair(
+        _kind, SPARK_DIALECT.parser_class.FUNCTIONS.get(_name, _kind.from_arg_list))
+
 # ``any(v)`` is Spark's aggregate (bool_or), not the ANY quantifier sqlglot reads it as (``ANY v``, no
 # function); without its no-paren parser, ANY is read as SOME is: a quantifier before a subquery
 # (``x = ANY (SELECT ...)``, ``LIKE ANY (...)``), else a call of the function ``any``.
