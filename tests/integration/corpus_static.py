@@ -842,4 +842,15 @@ STATIC_CASES: list[Case] = [
       {'r': {'emp.age:A', 'emp.salary:A'}}, set(), target="st_dp_v"),
     C("st_distinct_pair_nested", 'SELECT t.r FROM (SELECT corr(DISTINCT x, y) AS r FROM (SELECT age AS x, id AS y FROM emp) s) t',
       {'r': {'emp.age:A', 'emp.id:A'}}, set()),
+    # -- count(DISTINCT *): every column of the FROM clause, not count(1) -------------------------------------------
+    C("st_count_distinct_star", 'SELECT count(DISTINCT *) FROM dept',
+      {'count(DISTINCT dept, dname, region)': {'dept.dept:A!', 'dept.dname:A!', 'dept.region:A!'}}, set()),
+    C("st_count_distinct_star_paren_in", 'SELECT Count(DISTINCT( * )) FROM dept WHERE region IN (SELECT dept FROM emp)',
+      {'count(DISTINCT dept, dname, region)': {'dept.dept:A!', 'dept.dname:A!', 'dept.region:A!'}}, {'dept.region:FILTER', 'emp.dept:FILTER'}),
+    C("st_count_distinct_star_ctas", 'CREATE TABLE IF NOT EXISTS st_cds_ctas USING parquet AS SELECT count(DISTINCT *) AS n FROM (SELECT dept, age FROM emp) s',
+      {'n': {'emp.dept:A!', 'emp.age:A!'}}, set(), target="st_cds_ctas"),
+    C("st_count_distinct_star_view", 'CREATE OR REPLACE VIEW st_cds_v AS SELECT region, COUNT(DISTINCT *) AS n FROM dept GROUP BY region',
+      {'region': {'dept.region:I'}, 'n': {'dept.dept:A!', 'dept.dname:A!', 'dept.region:A!'}}, {'dept.region:GROUP_BY'}, target="st_cds_v"),
+    C("st_count_distinct_star_nested", 'SELECT t.n FROM (SELECT count(DISTINCT *) AS n FROM (SELECT name AS x, age AS `y` FROM emp) s) t',
+      {'n': {'emp.name:A!', 'emp.age:A!'}}, set()),
 ]
