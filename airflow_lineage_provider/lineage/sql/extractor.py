@@ -521,7 +521,12 @@ class SqlExtractor:
             if isinstance(call, exp.Paren) and isinstance(call.parent, exp.Select) and call.arg_key == "expressions":
                 call.replace(holder)  # ``SELECT (*)``: the star itself
                 continue
-            if not isinstance(call, (exp.Func, exp.In)) or isinstance(call, exp.Count) \
+            if isinstance(call, exp.Paren) and isinstance(call.parent, exp.Distinct):
+                call.replace(holder)  # ``count(DISTINCT (*))``: the star itself
+                call = holder.parent
+            if isinstance(call, exp.Distinct) and isinstance(call.parent, exp.AggFunc):
+                pass  # ``count(DISTINCT *)``: Spark counts the distinct rows of every column (not count(1))
+            elif not isinstance(call, (exp.Func, exp.In)) or isinstance(call, exp.Count) \
                     or holder.arg_key != "expressions" and not isinstance(call, exp.Anonymous) \
                     and holder.arg_key != "this":
                 continue  # a star as a function's argument, or the list of ``x IN (*)``
@@ -938,8 +943,8 @@ _ALIAS_LIST = re.compile(r"(?:(?:f(?<=\bf)rom|j(?<=\bj)oin|,)\s*[\w.`]+|\))\s+(?
                          r"(?!(?:over|using|on|filter|within)\b)\w+\s*\(\s*\w+(?:\s*,\s*\w+)*\s*\)")
 # ``SELECT *``, ``, t.*``: a star in a select list (not ``count(*)``).
 _STAR_PROJECTION = re.compile(r"(?:s(?<=\bs)elect(?:\s+distinct)?|,)\s*(?:[\w`]+\.)?\*")
-# ``f(*)`` / ``f(x, t.*)`` other than count(*): a star as a function's argument.
-_STAR_ARGUMENT = re.compile(r"\((?<!count\()(?:[^()]*,)?\s*(?:\w+\.)?\*\s*(?:[,)]|except\b)")
+# ``f(*)`` / ``f(x, t.*)`` other than count(*): a star as a function's argument; ``count(DISTINCT *)`` is one.
+_STAR_ARGUMENT = re.compile(r"\((?:(?<!count\()(?:[^()]*,)?|\s*distinct\s*\(?)\s*(?:\w+\.)?\*\s*(?:[,)]|except\b)")
 # ``FROM (`` / ``JOIN (`` opening something other than a query: perhaps a join in parentheses.
 _PARENTHESIZED_FROM = re.compile(r"(?:f(?<=\bf)rom|j(?<=\bj)oin)\s*\(\s*"
                                  r"(?:\(|(?!(?:select|with|values|from|table)\b)\w)")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+from decimal import Decimal
 from typing import Any
 
 import sqlglot
@@ -36,6 +37,28 @@ def _with_null_handling(kind: type[exp.Expression]) -> Any:
 
 for _name, _kind in (("FIRST_VALUE", exp.FirstValue), ("LAST_VALUE", exp.LastValue)):
     SPARK_DIALECT.parser_class.FUNCTIONS[_name] = _with_null_handling(_kind)
+
+def _distinct_pair(kind: type[exp.Expression], build: Any) -> Any:
+    """``corr(DISTINCT x, y)``: sqlglot reads DISTINCT's arguments as one (``Distinct(x, y)``) and then misses
+    the second of a two-argument aggregate; read as Spark does, the first argument distinct."""
+    def parse(args: list[exp.Expression]) -> exp.Expression:
+        if len(args) == 1 and isinstance(args[0], exp.Distinct) and len(args[0].expressions) == 2:
+            first, second = args[0].expressions
+            return kind(this=exp.Distinct(expressions=[first]), expression=second)
+        return build(args)
+
+    return parse
+
+
+for _name, _kind in (("CORR", exp.Corr), ("COVAR_POP", exp.CovarPop), ("COVAR_SAMP", exp.CovarSamp)):
+    SPARK_DIALECT.parser_class.FUNCTIONS[_name] = _distinct_pair(
+        _kind, SPARK_DIALECT.parser_class.FUNCTIONS.get(_name, _kind.from_arg_list))
+
+# ``any(v)`` is Spark's aggregate (bool_or), not the ANY quantifier sqlglot reads it as (``ANY v``, no
+# function); without its no-paren parser, ANY is read as SOME is: a quantifier before a subquery
+# (``x = ANY (SELECT ...)``, ``LIKE ANY (...)``), else a call of the function ``any``.
+SPARK_DIALECT.parser_class.NO_PAREN_FUNCTION_PARSERS = {
+    k: v for k, v in SPARK_DIALECT.parser_class.NO_PAREN_FUNCTION_PARSERS.items() if k != "ANY"}
 
 
 class _Generators(threading.local):
@@ -304,17 +327,22 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
         return exp.Var(this=f"scalarsubquery({', '.join(_outer_columns(n))})")
     if isinstance(n, exp.Filter) and isinstance(n.expression, exp.Where):
         return exp.Var(this=f"{_text(n.this, sql)} FILTER (WHERE {_text(n.expression.this, sql)})")
+    if isinstance(n, exp.Cast) and _written_name(n, sql) in _CAST_CALLS:  # to_timestamp(x): a call to Spark
+        return exp.Var(this=f"{_written_name(n, sql)}({_text(n.this, sql)})")
     if isinstance(n, exp.Cast) and isinstance(n.this, exp.Literal):  # a typed literal: DATE '2024-01-01', 10L
         kind = plain_sql(n.to).upper()
         if n.this.is_string and kind in ("DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ"):
             return exp.Var(this=f"{kind} '{n.this.this}'")
+        if n.this.is_number and kind in ("DOUBLE", "FLOAT"):  # 400.00D: the value's Java toString, 400.0
+            return exp.Var(this=_java_double(n.this.name))
         if n.this.is_number:
             return exp.Var(this=n.this.name)
     if isinstance(n, exp.Neg) and not (isinstance(n.this, exp.Literal) and n.this.is_number):
         return exp.Var(this=f"(- {_text(n.this, sql)})")
     if isinstance(n, exp.Not):
         inner = n.this.this if isinstance(n.this, exp.Paren) else n.this
-        if isinstance(inner, exp.Is) and isinstance(inner.expression, exp.Null):
+        # ``a IS NOT NULL`` is IsNotNull to Spark; ``not(a IS NULL)``, written in parentheses, stays a NOT
+        if isinstance(inner, exp.Is) and isinstance(inner.expression, exp.Null) and inner is n.this:
             return exp.Var(this=f"({_text(inner.this, sql)} IS NOT NULL)")
         return exp.Var(this=f"(NOT {_text(inner, sql)})")
     if isinstance(n, exp.NEQ):
@@ -322,6 +350,11 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
     if isinstance(n, exp.Like) and not n.args.get("escape"):
         text = f"{_text(n.this, sql)} LIKE {_text(n.expression, sql)}"
         return exp.Var(this=f"(NOT {text})" if n.args.get("negate") else text)
+    if isinstance(n, exp.Exists):  # Exists names the outer columns it reads, not its query
+        return exp.Var(this=f"exists({', '.join(_outer_columns(n.this))})")
+    if isinstance(n, exp.In) and n.args.get("query") is not None:  # and IN's query is a ListQuery
+        text = f"({_text(n.this, sql)} IN (listquery({', '.join(_outer_columns(n.args['query']))})))"
+        return exp.Var(this=f"(NOT {text})" if n.args.get("is_not") or n.args.get("negate") else text)
     if isinstance(n, exp.In) and not n.args.get("query"):
         values = ", ".join(_text(e, sql) for e in n.expressions)
         text = f"({_text(n.this, sql)} IN ({values}))"
@@ -375,6 +408,8 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
                     c.replace(exp.Var(this="namedlambdavariable()"))
         variables = ", ".join("namedlambdavariable()" for _ in n.expressions)
         return exp.Var(this=f"lambdafunction({_text(body, sql)}, {variables})")
+    if type(n) is exp.Quantile:  # percentile(v, p), as Spark reads it: frequency 1 filled in
+        return exp.Var(this=f"percentile({_text(n.this, sql)}, {_text(n.args['quantile'], sql)}, 1)")
     if isinstance(n, exp.Anonymous) and str(n.name).lower() in functions.PARAMETERS:
         n.set("expressions", _positional(n))
     for key, value in list(n.args.items()):
@@ -402,6 +437,26 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
     if isinstance(n, _INFIX):
         return exp.Paren(this=n)
     return n
+
+
+# Calls sqlglot reads as a cast (``to_timestamp(x)`` is CAST(x AS TIMESTAMP)) that Spark names as called.
+_CAST_CALLS = frozenset({"to_timestamp"})
+
+
+def _java_double(text: str) -> str:
+    """A double literal as Java's ``Double.toString`` writes it (Spark names a literal by its value):
+    ``400.0``, ``1.0E10``, ``2.5E-5``."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    if value == 0 or 1e-3 <= abs(value) < 1e7:
+        out = repr(value)
+        return out if "e" not in out else text
+    sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()  # the shortest digits, as Java's
+    power = len(digits) - 1 + int(exponent)
+    fraction = "".join(map(str, digits[1:])) or "0"
+    return f"{'-' if sign else ''}{digits[0]}.{fraction}E{power}"
 
 
 def _positional(call: exp.Anonymous) -> list[exp.Expression]:
