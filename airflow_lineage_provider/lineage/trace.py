@@ -137,10 +137,32 @@ class Trace:
     hidden: tuple[Hidden, ...] = ()
     sources: tuple[Source, ...] = ()
     found: bool = True  # False: no task with lineage writes or reads ``start``
+    omitted: int = 0  # hops beyond ``shown_depth`` left out (``nearest``)
+    shown_depth: int | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {"start": self.start.to_dict(), "found": self.found, "hops": [h.to_dict() for h in self.hops],
-                "hidden": [h.to_dict() for h in self.hidden], "sources": [s.to_dict() for s in self.sources]}
+                "hidden": [h.to_dict() for h in self.hidden], "sources": [s.to_dict() for s in self.sources],
+                "omitted": self.omitted, "shown_depth": self.shown_depth}
+
+    def nearest(self, limit: int) -> Trace:
+        """The trace cut to its nearest whole depths holding at most ``limit`` hops (the first depth
+        always), saying how many were left out: a browser cannot draw 60,000 hops, and a user asking
+        for them wants the CSV. Unchanged when it holds no more."""
+        if len(self.hops) <= limit:
+            return self
+        per_depth: dict[int, int] = {}
+        for h in self.hops:
+            per_depth[h.depth] = per_depth.get(h.depth, 0) + 1
+        depth, total = 1, per_depth.get(1, 0)
+        while depth + 1 in per_depth and total + per_depth[depth + 1] <= limit:
+            depth += 1
+            total += per_depth[depth]
+        kept = tuple(h for h in self.hops if h.depth <= depth)
+        reached = {h.source.dataset for h in kept}
+        return Trace(start=self.start, hops=kept, hidden=tuple(g for g in self.hidden if g.depth <= depth),
+                     sources=tuple(x for x in self.sources if x.dataset.dataset in reached), found=self.found,
+                     omitted=len(self.hops) - len(kept), shown_depth=depth)
 
     def rows(self) -> list[dict[str, object]]:
         """One flat row per hop, hidden group and unwritten source (``kind``): the impact list as CSV."""
@@ -177,6 +199,8 @@ class Trace:
                 if h.stale:
                     out.append(f"       stale: {h.stale}")
             out += [f"  {g.depth}  hidden: {g.hops} hop(s) in DAGs you may not read" for g in hidden]
+        if self.omitted:
+            out.append(f"{self.omitted} more hop(s) beyond depth {self.shown_depth} left out")
         if self.sources:
             out.append("sources without lineage:")
             out += [f"  {_named(s.dataset)}: {s.reason}" for s in self.sources]

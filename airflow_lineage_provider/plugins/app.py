@@ -201,8 +201,12 @@ def visible_to(user: Any) -> Any:
 DIRECTIONS = {"both": (True, True), "upstream": (True, False), "downstream": (False, True)}
 
 
-def trace_answer(user: Any, dataset: str, column: str | None, direction: str, depth: str, as_of: str | None
-                 ) -> dict[str, Any]:
+# The hops one answer carries at most: the nearest whole depths, the rest counted (``Trace.nearest``).
+TRACE_HOPS = 2500
+
+
+def trace_answer(user: Any, dataset: str, column: str | None, direction: str, depth: str, as_of: str | None,
+                 limit: int = TRACE_HOPS) -> dict[str, Any]:
     """A trace across DAGs as the user may see it; 400 saying which parameter is wrong, 404 when no task
     with lineage writes or reads the start. The index follows new runs first (``runs.TraceFollower``)."""
     from airflow_lineage_provider.lineage.trace import TraceQuery
@@ -220,6 +224,7 @@ def trace_answer(user: Any, dataset: str, column: str | None, direction: str, de
     answer = query.run(follower.index, visible=visible_to(user))
     if isinstance(answer, str):
         raise HTTPException(404, answer)
+    answer = answer.nearest(limit)
     return {"query": {"dataset": query.start, "column": query.column, "direction": direction,
                       "depth": query.depth, "as_of": query.as_of}, "trace": answer.to_dict(),
             "graph": trace_graph(answer)}
@@ -310,10 +315,12 @@ def create_app() -> FastAPI:
                           direction: str = Query("both", description="both, upstream or downstream"),
                           depth: str = Query("all", description="steps each way: a number or 'all'"),
                           as_of: str | None = Query(None, description="ISO 8601 time: each task's latest "
-                                                                      "successful run then")) -> Response:
+                                                                      "successful run then"),
+                          limit: int = Query(TRACE_HOPS, ge=1, le=100_000, description="hops at most: the nearest "
+                                             "whole depths, the rest counted in 'omitted'")) -> Response:
         """Where a column comes from and what it feeds, over every DAG's latest successful runs; hops of
         DAGs the caller may not read are counted as hidden, never shown (the CLI's ``trace --json``)."""
-        body = trace_answer(user, dataset, column, direction, depth, as_of)
+        body = trace_answer(user, dataset, column, direction, depth, as_of, limit)
         return Response(json.dumps(body, separators=(",", ":")), media_type="application/json")
 
     @app.get("/api/trace/search")

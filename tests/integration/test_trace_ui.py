@@ -84,6 +84,16 @@ def test_a_user_without_a_dag_sees_a_hidden_marker_never_its_columns(server):
     assert [r["column"] for r in json.loads(body)["results"]] == ["age_band"]
 
 
+def test_an_answer_too_big_keeps_its_nearest_depths_and_says_how_many_it_left_out(server):
+    status, body = _trace(server, "admin", dataset=T + "company_rollup.name", direction="upstream", limit=3)
+    assert status == 200, body
+    trace = json.loads(body)["trace"]
+    assert [h["depth"] for h in trace["hops"]] == [1, 2, 2]
+    assert (trace["omitted"], trace["shown_depth"]) == (3, 2)
+    status, body = _trace(server, "admin", dataset=T + "company_rollup.name", limit=0)
+    assert status == 422  # FastAPI's own answer to a number out of range
+
+
 def test_wrong_parameters_say_which(server):
     status, body = _trace(server, "admin", dataset=T + "company_rollup.name", depth="0")
     assert status == 400 and "at least 1 step" in json.loads(body)["detail"]

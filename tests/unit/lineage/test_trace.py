@@ -280,3 +280,18 @@ def test_runs_that_repeat_a_task_lineage_share_one_copy():
     runs = index._runs[("dag_a", "build_dwd", -1)]
     assert len(runs) == 3 and runs[0].edges is runs[1].edges is runs[2].edges
     assert [r.run.run_id for r in runs] == ["scheduled__2026-11-25", "scheduled__2026-11-26", "scheduled__2026-11-27"]
+
+
+def test_a_trace_too_big_to_draw_keeps_its_nearest_whole_depths_and_counts_the_rest():
+    index = TraceIndex()
+    for n in range(1, 30):  # a chain of 30 tables, 3 columns each
+        index.add(run("dag", f"t{n}", 27), report(write(f"x{n}", {c: [(f"x{n - 1}", c, IDENTITY)] for c in "abc"})))
+    full = index.trace(col("x29", "a"), downstream=False)
+    assert len(full.hops) == 29 and full.omitted == 0 and full.nearest(29) is full
+    cut = full.nearest(10)
+    assert (len(cut.hops), cut.omitted, cut.shown_depth) == (10, 19, 10)
+    assert {h.depth for h in cut.hops} == set(range(1, 11))
+    assert cut.sources == ()  # x0, the only source without a writer, lies beyond the cut
+    assert full.sources[0].dataset.name == "/wh/x0"
+    assert "19 more hop(s) beyond depth 10 left out" in cut.lines()
+    assert cut.to_dict()["omitted"] == 19 and full.to_dict()["shown_depth"] is None

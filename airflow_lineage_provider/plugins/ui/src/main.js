@@ -277,6 +277,11 @@ class LineageView {
       box.append(el("p", { class: "cl-muted cl-source", "data-dataset": src.dataset.label }, `${src.dataset.label}: ${src.reason}`));
     }
     for (const h of t.hops.filter((x) => x.stale)) box.append(el("p", { class: "cl-warning cl-stale" }, `stale: ${h.stale}`));
+    if (t.omitted) {
+      box.append(el("p", { class: "cl-warning", id: "cl-trace-omitted" },
+        `${t.omitted.toLocaleString("en")} more hops beyond depth ${t.shown_depth} are not drawn: choose a depth, `
+        + "or take them all with airflow-lineage trace --csv"));
+    }
     this.panel.append(box);
   }
 
