@@ -54,6 +54,19 @@ for _name, _kind in (("CORR", exp.Corr), ("COVAR_POP", exp.CovarPop), ("COVAR_SA
     SPARK_DIALECT.parser_class.FUNCTIONS[_name] = _distinct_pair(
         _kind, SPARK_DIALECT.parser_class.FUNCTIONS.get(_name, _kind.from_arg_list))
 
+def _percentile(args: list[exp.Expression]) -> exp.Expression:
+    """``percentile(v, p, frequency)``: sqlglot's node has no place for Spark's third argument and would
+    drop it, and its column with it; read as a call of ``percentile`` with all three."""
+    if len(args) == 3:
+        return exp.Anonymous(this="percentile", expressions=args)
+    return exp.Quantile(this=args[0], quantile=args[1]) if len(args) == 2 else exp.Anonymous(
+        this="percentile", expressions=args)
+
+
+SPARK_DIALECT.parser_class.FUNCTIONS["PERCENTILE"] = _percentile
+SPARK_DIALECT.parser_class.FUNCTION_PARSERS = {
+    k: v for k, v in SPARK_DIALECT.parser_class.FUNCTION_PARSERS.items() if k != "PERCENTILE"}
+
 # ``any(v)`` is Spark's aggregate (bool_or), not the ANY quantifier sqlglot reads it as (``ANY v``, no
 # function); without its no-paren parser, ANY is read as SOME is: a quantifier before a subquery
 # (``x = ANY (SELECT ...)``, ``LIKE ANY (...)``), else a call of the function ``any``.
