@@ -87,3 +87,18 @@ def p95(values: list[float]) -> float:
 
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:.3f} ms"
+
+
+def write_section(section: str, text: str) -> None:
+    """Replace the section headed ``section`` of docs/benchmarks.md with ``text`` (or add it after the
+    intro); the other sections stay as they are."""
+    path = ROOT / "docs" / "benchmarks.md"
+    doc = path.read_text()
+    if section in doc:
+        start = doc.index(section)
+        nxt = doc.find("\n## ", start + len(section))
+        doc = doc[:start] + text + ("\n" + doc[nxt + 1:] if nxt != -1 else "")
+    else:
+        first = doc.index("\n## ")
+        doc = doc[:first + 1] + text + "\n" + doc[first + 1:]
+    path.write_text(doc)

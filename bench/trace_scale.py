@@ -42,9 +42,10 @@ from pathlib import Path
 from typing import Iterator
 
 try:
-    from common import ROOT  # run as a script (bench/ on the path; common puts the repository there too)
+    import common  # run as a script (bench/ on the path; common puts the repository there too)
 except ImportError:
-    from bench.common import ROOT
+    from bench import common
+ROOT = common.ROOT
 
 CHROMIUM = "/usr/bin/chromium"
 SECTION = "## The column trace across DAGs at scale (issue 28, `bench/trace_scale.py`)"
@@ -453,17 +454,8 @@ def report(result: dict, passes: int, load: str) -> str:
 
 
 def write_section(text: str) -> None:
-    """Replace this bench's section of docs/benchmarks.md (or add it after the intro); others stay as they are."""
-    path = ROOT / "docs" / "benchmarks.md"
-    doc = path.read_text()
-    if SECTION in doc:
-        start = doc.index(SECTION)
-        nxt = doc.find("\n## ", start + len(SECTION))
-        doc = doc[:start] + text + ("\n" + doc[nxt + 1:] if nxt != -1 else "")
-    else:
-        first = doc.index("\n## ")
-        doc = doc[:first + 1] + text + "\n" + doc[first + 1:]
-    path.write_text(doc)
+    """Replace this bench's section of docs/benchmarks.md (``common.write_section``)."""
+    common.write_section(SECTION, text)
 
 
 def main() -> int:

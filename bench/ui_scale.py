@@ -34,6 +34,7 @@ import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
 
+import common
 from common import ROOT
 
 from tests.integration.api_server import api_server
@@ -242,17 +243,8 @@ def report(result: dict, passes: int) -> str:
 
 
 def write_section(text: str) -> None:
-    """Replace this bench's section of docs/benchmarks.md (or add it after the intro); others stay as they are."""
-    path = ROOT / "docs" / "benchmarks.md"
-    doc = path.read_text()
-    if SECTION in doc:
-        start = doc.index(SECTION)
-        nxt = doc.find("\n## ", start + len(SECTION))
-        doc = doc[:start] + text + ("\n" + doc[nxt + 1:] if nxt != -1 else "")
-    else:
-        first = doc.index("\n## ")
-        doc = doc[:first + 1] + text + "\n" + doc[first + 1:]
-    path.write_text(doc)
+    """Replace this bench's section of docs/benchmarks.md (``common.write_section``)."""
+    common.write_section(SECTION, text)
 
 
 def main() -> int:
