@@ -150,10 +150,12 @@ def test_the_page_finds_a_column_and_draws_its_path_across_dags(server, browser,
         _screenshot(page, tmp_path, "trace-across-dags.png")
 
         # The impact of a source column across both DAGs, downstream only.
-        frame.locator("#cl-trace-search").fill("birthday")
-        frame.locator("#cl-trace-results button[data-column=birthday]").first.wait_for()
+        # A name only the trace DAGs have: in the full suite other DAGs read an ods_users.birthday too.
+        frame.locator("#cl-trace-search").fill("trace.ods_users.birth")
+        birthday = frame.locator(f"#cl-trace-results button[data-dataset='{T}ods_users'][data-column=birthday]")
+        birthday.wait_for()
         frame.select_option("#cl-trace-direction", "downstream")
-        frame.locator("#cl-trace-results button[data-column=birthday]").first.click()
+        birthday.click()
         frame.wait_for_url(lambda url: "column=birthday" in url)
         frame.locator("#column-lineage-app[data-state=ready]").wait_for()
         got = _highlighted(frame)
