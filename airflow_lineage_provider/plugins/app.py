@@ -221,10 +221,9 @@ def trace_answer(user: Any, dataset: str, column: str | None, direction: str, de
         raise HTTPException(400, str(e)) from None
     follower = trace_follower()
     follower.refresh()
-    answer = query.run(follower.index, visible=visible_to(user))
+    answer = query.run(follower.index, visible=visible_to(user), limit=limit)
     if isinstance(answer, str):
         raise HTTPException(404, answer)
-    answer = answer.nearest(limit)
     return {"query": {"dataset": query.start, "column": query.column, "direction": direction,
                       "depth": query.depth, "as_of": query.as_of}, "trace": answer.to_dict(),
             "graph": trace_graph(answer)}

@@ -295,3 +295,30 @@ def test_a_trace_too_big_to_draw_keeps_its_nearest_whole_depths_and_counts_the_r
     assert full.sources[0].dataset.name == "/wh/x0"
     assert "19 more hop(s) beyond depth 10 left out" in cut.lines()
     assert cut.to_dict()["omitted"] == 19 and full.to_dict()["shown_depth"] is None
+
+
+def branching_dags() -> TraceIndex:
+    """Eight DAGs, each a task widening ``x{n}`` from ``x{n-1}`` (every column from two) plus an indirect
+    join key; DAG 3 is the one a test hides. Depth all from ``x8.a`` both ways is some 400 hops."""
+    index = TraceIndex()
+    cols = "abcdef"
+    for n in range(1, 9):
+        index.add(run(f"dag{n}", "build", 27, n), report(write(
+            f"x{n}", {c: [(f"x{n - 1}", c, IDENTITY), (f"x{n - 1}", cols[(i + 1) % 6], TRANSFORMATION)]
+                      for i, c in enumerate(cols)}, indirect=[(f"x{n - 1}", "a", JOIN)])))
+        index.add(run(f"reader{n}", "read", 27, n), report(write(f"r{n}", {c: [(f"x{n}", c, IDENTITY)] for c in cols})))
+    return index
+
+
+def test_a_limited_trace_builds_only_the_depths_it_keeps_and_equals_the_full_trace_cut():
+    index = branching_dags()
+    for start, limit, visible in [(col("x8", "a"), 5, None), (col("x8", "a"), 20, None), (col("x4", "b"), 12, None),
+                                  (col("x8", "a"), 20, lambda d: d != "dag3"), (col("x8"), 30, None),
+                                  (col("x1", "c"), 1, None), (col("x8", "a"), 10_000, None)]:
+        full = index.trace(start, visible=visible)
+        limited = index.trace(start, visible=visible, limit=limit)
+        assert limited == full.nearest(limit), (start, limit)
+        assert len(limited.hops) + limited.omitted == len(full.hops)
+    # What the cut kept is what a user reads: the nearest depth is whole even past the limit.
+    one = index.trace(col("x8", "a"), downstream=False, limit=1)
+    assert one.shown_depth == 1 and {h.depth for h in one.hops} == {1} and len(one.hops) == 3 and one.omitted > 0
