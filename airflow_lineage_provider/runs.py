@@ -8,10 +8,12 @@ last two runs) all ask here, and no other module imports ``XComModel``.
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 from airflow_lineage_provider.lineage.model import XCOM_KEY, DocumentError, LineageReport
 
@@ -265,10 +267,25 @@ class TraceFollower:
                     added += 1
                 return added
 
-            if session is not None:
-                return read(session)
-            with create_session() as own:
-                return read(own)
+            with _collector_paused():
+                if session is not None:
+                    return read(session)
+                with create_session() as own:
+                    return read(own)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while runs are read: reading 10,000 documents makes millions of
+    small objects, none in a cycle, and each pass of the collector walks all those kept so far (the
+    full build took 3.5 times as long with it on). It is back on, as it was, when reading ends."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 @dataclass(frozen=True)

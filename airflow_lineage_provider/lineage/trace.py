@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from functools import cached_property
 from typing import Any, Callable, Iterable, Iterator
 
 from airflow_lineage_provider.lineage.model import Dataset, LineageReport
@@ -55,22 +54,22 @@ class TaskRun:
 @dataclass(frozen=True)
 class Field:
     """A column of a dataset; ``column`` ``""`` is the whole dataset (a statement's indirect inputs
-    act on every column it writes). ``label``: what a person calls the dataset (its table name)."""
+    act on every column it writes). ``label``: what a person calls the dataset (its table name).
+
+    ``key`` and ``dataset`` are made once with the field (not compared): an index of 10,000 task runs
+    and a trace across 1,000 DAGs ask them hundreds of thousands of times."""
 
     namespace: str
     name: str
     column: str = ""
     label: str = ""
+    # Spark compares column names case-insensitively: `Birthday` written is `birthday` read.
+    key: tuple[str, str, str] = field(init=False, repr=False, compare=False)
+    dataset: tuple[str, str] = field(init=False, repr=False, compare=False)
 
-    # Remembered (beside the fields, not among them): a trace across 1,000 DAGs asks them 300,000 times.
-    @cached_property
-    def key(self) -> tuple[str, str, str]:
-        # Spark compares column names case-insensitively: `Birthday` written is `birthday` read.
-        return self.namespace, self.name, self.column.lower()
-
-    @cached_property
-    def dataset(self) -> tuple[str, str]:
-        return self.namespace, self.name
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dataset", (self.namespace, self.name))
+        object.__setattr__(self, "key", (self.namespace, self.name, self.column.lower()))
 
     def to_dict(self) -> dict[str, str]:
         return {"namespace": self.namespace, "name": self.name, "label": self.label or self.name,
@@ -346,6 +345,7 @@ class _Same:
         # ``of`` answered, per dataset: a trace asks it several times a hop (60,000 hops across 1,000
         # DAGs); any ``note`` may merge, so it forgets them.
         self._of: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
+        self.version = 0  # counts new datasets and merges: what is built from the names is built again
 
     def _find(self, key: str) -> str:
         parent = self._parent
@@ -360,6 +360,8 @@ class _Same:
     def note(self, d: Dataset) -> None:
         ident = (d.namespace, d.name)
         keys = [_location(ident), *identity_keys(d)]
+        if keys[0] not in self._parent:
+            self.version += 1  # a dataset not seen before
         root = self._find(keys[0])
         members = self._members.setdefault(root, {ident})
         changed = ident not in members
@@ -371,8 +373,9 @@ class _Same:
                 joined = self._members.pop(other, set())
                 changed = changed or not joined <= members
                 members |= joined
-        if changed and self._of:  # a name joined a dataset: what ``of`` answered may be wrong now
+        if changed:  # a name joined a dataset: what ``of`` answered may be wrong now
             self._of = {}
+            self.version += 1
 
     def of(self, ident: tuple[str, str]) -> tuple[tuple[str, str], ...]:
         """Every name of ``ident``'s dataset, sorted (the first is the one a trace shows)."""
@@ -450,7 +453,10 @@ class TraceIndex:
         self._runs: dict[tuple[str, str, int], list[_Run]] = {}
         self._now = _View()
         self._same = _Same()
-        self._names: dict[str, list[Field]] | None = None  # ``find``'s lookup, built when first asked after an add
+        # ``find``'s lookup and when it was built: built again when first asked after a run brings a
+        # dataset new to the names or to the view (a task running again on the same tables does not).
+        self._names: tuple[tuple[int, int], dict[str, list[Field]]] | None = None
+        self._new_in_view = 0
 
     def __len__(self) -> int:
         return sum(len(v) for v in self._runs.values())
@@ -458,7 +464,6 @@ class TraceIndex:
     def add(self, run: TaskRun, report: LineageReport) -> None:
         """Keep a successful run's lineage; it replaces the task's latest run when it ended later."""
         r = read_run(run, report)
-        self._names = None
         for d in r.datasets:
             self._same.note(d)
         runs = self._runs.setdefault(run.task, [])
@@ -474,7 +479,11 @@ class TraceIndex:
         if runs[-1] is not latest:
             if latest is not None:
                 self._now.remove(latest)
-            self._now.add(runs[-1])
+            now = self._now
+            if any(f.dataset not in now.columns and f.dataset not in now.writers
+                   for f in (*runs[-1].written, *runs[-1].read)):
+                self._new_in_view += 1  # ``find`` offers it once built again
+            now.add(runs[-1])
 
     # -- one dataset under its several names ------------------------------------------------------------
 
@@ -520,16 +529,17 @@ class TraceIndex:
 
     def find(self, text: str) -> list[Field]:
         """Datasets whose label or name is ``text`` (a table name: ``db.t`` or ``spark_catalog.db.t``; a path)."""
-        names = self._names
-        if names is None:  # every name a dataset answers to, once: a trace starts here (10,000 datasets: 0.1 s)
-            names = {}
+        built_at = (self._same.version, self._new_in_view)
+        if self._names is None or self._names[0] != built_at:
+            names: dict[str, list[Field]] = {}  # every name a dataset answers to, once (10,000 datasets: 0.1 s)
             for d in self.datasets():
                 label = d.label.lower()
                 parts = label.split(".")
                 for key in dict.fromkeys((label, d.name.lower(), f"{d.namespace}/{d.name}".lower(),
                                           *(".".join(parts[i:]) for i in range(1, len(parts))))):
                     names.setdefault(key, []).append(d)
-            self._names = names
+            self._names = (built_at, names)
+        names = self._names[1]
         return list(names.get(text.strip().lower(), ()))
 
     def starts(self, text: str, column: str | None = None) -> list[Field]:

@@ -322,3 +322,19 @@ def test_a_limited_trace_builds_only_the_depths_it_keeps_and_equals_the_full_tra
     # What the cut kept is what a user reads: the nearest depth is whole even past the limit.
     one = index.trace(col("x8", "a"), downstream=False, limit=1)
     assert one.shown_depth == 1 and {h.depth for h in one.hops} == {1} and len(one.hops) == 3 and one.omitted > 0
+
+
+def test_find_offers_what_each_new_run_brings_and_only_what_the_view_holds():
+    index = two_dags()
+    assert index.find("default.report") and not index.find("default.audit")
+    # A later run of a task that now also writes an audit table: found as soon as it is added.
+    index.add(run("dag_b", "build_report", 28), report(REPORT, write("audit", {"n": [("report", "users", AGGREGATION)]},
+                                                                       index=1)))
+    assert [d.label for d in index.find("default.audit")] == ["spark_catalog.default.audit"]
+    # An older run of another task, added late, names a table the view does not hold yet...
+    index.add(run("dag_c", "load", 20), report(write("late", {"x": [("audit", "n", IDENTITY)]})))
+    index.add(run("dag_c", "load", 19), report(write("early", {"x": [("audit", "n", IDENTITY)]})))
+    assert index.find("default.late") and not index.find("default.early")
+    # ...until a newer run of that task writes it: the names are built again.
+    index.add(run("dag_c", "load", 29), report(write("early", {"x": [("audit", "n", IDENTITY)]})))
+    assert index.find("default.early")
