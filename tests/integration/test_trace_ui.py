@@ -144,6 +144,15 @@ def test_the_page_finds_a_column_and_draws_its_path_across_dags(server, browser,
         assert set(got["selected"]) == {T + "company_report.company_name"}
         assert set(got["upstream"]) == {T + "dwd_users.company_name", T + "dim_company.company_name"}
         assert set(got["downstream"]) == {T + "company_rollup.name", T + "company_rollup.users"}
+        # The DAGs it crosses, each way in the order it reaches them; a DAG's button shows its tables.
+        chips = frame.locator("#cl-trace-dags .cl-dag-chip").evaluate_all(
+            "bs => bs.map(b => [b.dataset.direction, b.dataset.dag, b.textContent])")
+        assert chips == [["upstream", "trace_report", "trace_report 1"], ["upstream", "trace_dwd", "trace_dwd 2"],
+                         ["downstream", "trace_rollup", "trace_rollup 1"]]
+        frame.locator("#cl-trace-dags .cl-dag-chip[data-dag=trace_dwd]").click()
+        assert frame.evaluate("""() => { const cy = window.columnLineage.cy, e = cy.extent();
+          const [n] = cy.nodes('.table').filter(t => window.columnLineage.index.tables.get(t.id()).label.endsWith('.dwd_users'));
+          const b = n.boundingBox(); return b.x1 >= e.x1 && b.x2 <= e.x2 && b.y1 >= e.y1 && b.y2 <= e.y2; }""")
         facts = frame.locator("#cl-trace-runs").inner_text()
         assert "trace_dwd.build_dwd" in facts and "trace_rollup.build_rollup" in facts
         assert T + "dim_company" in frame.locator("#cl-trace-facts").inner_text()  # a source without lineage

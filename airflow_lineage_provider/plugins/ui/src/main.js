@@ -122,7 +122,10 @@ class LineageView {
     this.renderGraph();
     const drawn = performance.now();
     this.renderOverview();
-    if (trace) this.focusStart();
+    if (trace) {
+      this.focusStart();
+      this.renderTraceDags();
+    }
     const panel = performance.now();
     // Ready once the graph is on screen: the tests and bench/ui_scale.py wait for this.
     afterPaint(() => {
@@ -187,7 +190,8 @@ class LineageView {
     this.canvas = el("div", { id: "cl-graph", class: "cl-graph" });
     this.tooltip = el("div", { id: "cl-tooltip", class: "cl-tooltip", hidden: true, role: "tooltip" });
     this.panel = el("aside", { id: "cl-panel", class: "cl-panel", "aria-live": "polite" });
-    this.root.replaceChildren(toolbar, ...(o.view === "trace" ? [this.traceBar()] : []), legend,
+    this.traceDags = el("div", { id: "cl-trace-dags", class: "cl-trace-dags", hidden: true });
+    this.root.replaceChildren(toolbar, ...(o.view === "trace" ? [this.traceBar(), this.traceDags] : []), legend,
       el("div", { class: "cl-main" }, el("div", { class: "cl-graph-wrap" }, this.canvas, this.tooltip), this.panel));
     this.root.dataset.state = "loading";
     this.panel.append(el("p", { class: "cl-muted" }, "Loading lineage…"));
@@ -257,6 +261,85 @@ class LineageView {
         return;
       }
     }
+  }
+
+  /** The DAGs the trace crosses, each way in the order it reaches them: the whole path at a glance when
+   * the graph can show only a part of it well; a DAG's button shows its tables. */
+  renderTraceDags() {
+    const byDag = new Map();
+    const tableOf = new Map();
+    for (const t of this.index.tables.values()) tableOf.set(`${t.namespace}|${t.name}`, t.id);
+    for (const h of this.data.trace.hops) {
+      const key = `${h.direction}|${h.run.dag_id}`;
+      if (!byDag.has(key)) byDag.set(key, { direction: h.direction, dag: h.run.dag_id, from: h.depth, to: h.depth, tasks: new Set(), tables: new Set() });
+      const d = byDag.get(key);
+      d.from = Math.min(d.from, h.depth);
+      d.to = Math.max(d.to, h.depth);
+      d.tasks.add(h.run.task_id);
+      const id = tableOf.get(`${h.target.namespace}|${h.target.name}`);
+      if (id) d.tables.add(id);
+    }
+    if (!byDag.size) return;
+    const SHOWN = 12;
+    const rows = [];
+    for (const direction of ["upstream", "downstream"]) {
+      const dags = [...byDag.values()].filter((d) => d.direction === direction).sort((a, b) => a.from - b.from || (a.dag < b.dag ? -1 : 1));
+      if (!dags.length) continue;
+      const chips = dags.slice(0, SHOWN).map((d) => el("button", {
+        type: "button", class: `cl-dag-chip cl-dag-${direction}`, "data-dag": d.dag, "data-direction": direction,
+        title: `${d.dag}: ${d.tasks.size} task${d.tasks.size === 1 ? "" : "s"}, ${d.from === d.to ? `hop ${d.from}` : `hops ${d.from}–${d.to}`}`,
+        onclick: () => this.showTables(d.tables),
+      }, d.dag, el("span", { class: "cl-muted" }, ` ${d.from === d.to ? d.from : `${d.from}–${d.to}`}`)));
+      const more = dags.length - SHOWN;
+      rows.push(el("div", { class: "cl-dag-row" },
+        el("strong", {}, `${direction === "upstream" ? "Upstream" : "Downstream"}: ${dags.length} DAG${dags.length === 1 ? "" : "s"}`),
+        ...chips, more > 0 ? el("span", { class: "cl-muted", title: dags.slice(SHOWN).map((d) => d.dag).join(", ") }, `+${more} more`) : null));
+    }
+    this.traceDags.replaceChildren(...rows);
+    this.traceDags.hidden = false;
+    this.frameStart([...byDag.values()]);
+  }
+
+  /** The first view of a trace: the start with the DAGs nearest it each way, at a size rows can be read
+   * (a trace over 20 DAGs fitted whole would draw 200 tables a few pixels wide); the DAG buttons go on. */
+  frameStart(dags) {
+    const start = this.data.trace.start;
+    const cy = this.cy;
+    if (!cy) return;
+    const ids = new Set();
+    for (const t of this.index.tables.values()) if (t.namespace === start.namespace && t.name === start.name) ids.add(t.id);
+    const ways = new Set();
+    for (const direction of ["upstream", "downstream"]) {
+      const nearest = dags.filter((d) => d.direction === direction && d.from === 1);
+      for (const d of nearest) for (const id of d.tables) ids.add(id);
+      if (dags.some((d) => d.direction === direction)) ways.add(direction);
+    }
+    const nodes = cy.collection([...ids].map((id) => cy.getElementById(id)).filter((n) => n.nonempty()));
+    const first = cy.collection([...ids].slice(0, 1).map((id) => cy.getElementById(id)).filter((n) => n.nonempty()));
+    if (!nodes.nonempty()) return;
+    cy.fit(nodes, 40);
+    if (cy.zoom() > 1.6) cy.zoom(1.6);
+    if (cy.zoom() >= 0.7 || !first.nonempty()) {
+      cy.center(nodes);
+      return;
+    }
+    // Too many to read at once: the start near the side the trace does not go, the nearest hops beside it.
+    cy.zoom(0.7);
+    cy.center(first);
+    if (ways.size === 1) {
+      const room = cy.width() / 2 - first.renderedBoundingBox().w / 2 - 40;
+      cy.panBy({ x: ways.has("upstream") ? room : -room, y: 0 });
+    }
+  }
+
+  /** Fit the view to these tables (a DAG's), at a size its rows can be read. */
+  showTables(ids) {
+    if (!this.cy || !ids.size) return;
+    const nodes = this.cy.collection([...ids].map((id) => this.cy.getElementById(id)).filter((n) => n.nonempty()));
+    if (!nodes.nonempty()) return;
+    this.cy.fit(nodes, 40);
+    if (this.cy.zoom() > 1.6) this.cy.zoom(1.6);
+    this.cy.center(nodes);
   }
 
   /** What the trace could not draw, said: hops of DAGs the user may not read, sources with no lineage,
