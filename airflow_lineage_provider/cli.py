@@ -135,10 +135,10 @@ def _trace(args: argparse.Namespace) -> int:
         print(f"airflow-lineage trace: {printable(str(e))}", file=sys.stderr)
         return 2
     follower = TraceFollower()
-    follower.refresh()
+    index = follower.index_at(query.as_of)
     for problem in follower.problems:
         print(f"airflow-lineage: skipped {printable(problem)}", file=sys.stderr)
-    answer = query.run(follower.index)
+    answer = query.run(index)
     if isinstance(answer, str):
         print(f"airflow-lineage trace: {printable(answer)}", file=sys.stderr)
         return 1

@@ -211,67 +211,144 @@ def latest_run(dag_id: str, task_ids: list[str] | None = None) -> str | None:
 class TraceFollower:
     """The cross-DAG index (``lineage/trace.TraceIndex``) kept current without reading every XCom again.
 
-    ``refresh`` reads only the lineage documents of task instances that succeeded since it last
+    A new process reads, once, each task's latest successful run with lineage (and the end time of the
+    one before, for the stale rule): what it reads grows with the tasks, not with the runs the database
+    keeps. ``refresh`` then reads only the documents of task instances that succeeded since it last
     looked (by their end time: a document is pushed before its task instance succeeds, so the push
-    time would miss a task that was still running). A new process starts empty and reads them all on
-    its first refresh: the index is a cache of the database, never a second truth.
+    time would miss a task that was still running). ``index_at`` answers "as of" an earlier time from
+    the database the same way. The index is a cache of the database, never a second truth.
     """
 
     def __init__(self) -> None:
         from airflow_lineage_provider.lineage.trace import TraceIndex
 
-        self.index = TraceIndex()
+        self.index = TraceIndex(history=False)
         self.problems: list[str] = []  # XComs skipped as no lineage document, each saying why
         self._mark: Any = None  # end time of the last task instance read
         self._at_mark: set[tuple[str, str, str, int]] = set()  # those that ended at that very time
         self._lock = threading.Lock()
+        self._then: dict[str, Any] = {}  # ``index_at``'s last answers, by time
 
     def refresh(self, session=None) -> int:
-        """Add the runs that succeeded since the last refresh; how many were added."""
-        from airflow.models.taskinstance import TaskInstance
-        from airflow.models.xcom import XComModel
+        """Add the runs that succeeded since the last refresh (the first: each task's latest); how many
+        lineage documents were read."""
+        with self._lock, _collector_paused():
+            if session is not None:
+                return self._read(session)
+            from airflow.utils.session import create_session
+
+            with create_session() as own:
+                return self._read(own)
+
+    def index_at(self, as_of: str | None) -> Any:
+        """The index a trace ``as_of`` that time reads: this one, current, when ``None``; else one built
+        from each task's latest successful run at that time (the last few are kept)."""
+        if as_of is None:
+            self.refresh()
+            return self.index
+        with self._lock:
+            known = self._then.get(as_of)
+        if known is not None:
+            return known
         from airflow.utils.session import create_session
-        from airflow.utils.state import TaskInstanceState
-        from sqlalchemy import select
+
+        from airflow_lineage_provider.lineage.trace import TraceIndex
+
+        index = TraceIndex(history=False)
+        with _collector_paused(), create_session() as session:
+            for row in session.execute(_latest_runs(until=as_of)):
+                self._take(index, row)
+        with self._lock:
+            if len(self._then) >= 4:
+                self._then.pop(next(iter(self._then)))
+            self._then[as_of] = index
+        return index
+
+    def _read(self, session) -> int:
+        from airflow.models.taskinstance import TaskInstance
+
+        if self._mark is None:
+            rows = session.execute(_latest_runs())
+        else:
+            rows = session.execute(_lineage_runs().where(TaskInstance.end_date >= self._mark)
+                                   .order_by(TaskInstance.end_date))
+        added = 0
+        for row in rows:
+            ident = (row.dag_id, row.task_id, row.run_id, row.map_index)
+            if row.ended == self._mark and ident in self._at_mark:
+                continue
+            if self._mark is None or row.ended > self._mark:
+                self._mark, self._at_mark = row.ended, set()
+            if row.ended == self._mark:
+                self._at_mark.add(ident)
+            added += self._take(self.index, row)
+        return added
+
+    def _take(self, index: Any, row: Any) -> int:
+        """Put one row in ``index``: its document (1 read), or, for the run before a task's latest, its time."""
+        from airflow.models.xcom import XComModel
 
         from airflow_lineage_provider.lineage.trace import TaskRun, moment
 
-        query = (select(XComModel.dag_id, XComModel.task_id, XComModel.run_id, XComModel.map_index,
-                        TaskInstance.end_date, XComModel.value)
-                 .join(TaskInstance, (TaskInstance.dag_id == XComModel.dag_id)
-                       & (TaskInstance.run_id == XComModel.run_id) & (TaskInstance.task_id == XComModel.task_id)
-                       & (TaskInstance.map_index == XComModel.map_index))
-                 .where(XComModel.key == XCOM_KEY, TaskInstance.state == TaskInstanceState.SUCCESS,
-                        TaskInstance.end_date.is_not(None)))
-        with self._lock:
-            if self._mark is not None:
-                query = query.where(TaskInstance.end_date >= self._mark)
-            query = query.order_by(TaskInstance.end_date)
+        run = TaskRun(ended=moment(row.ended), dag_id=row.dag_id, task_id=row.task_id, run_id=row.run_id,
+                      map_index=row.map_index)
+        if getattr(row, "rank", 1) > 1:
+            index.note_run(run)
+            return 0
+        try:
+            report = document_of(XComModel.deserialize_value(_Stored(row.value)))
+        except DocumentError as e:
+            self.problems.append(not_a_document(row.task_id, e, row.run_id))
+            return 0
+        index.add(run, report)
+        return 1
 
-            def read(s) -> int:
-                added = 0
-                for dag_id, task_id, run_id, map_index, ended, value in s.execute(query):
-                    ident = (dag_id, task_id, run_id, map_index)
-                    if ended == self._mark and ident in self._at_mark:
-                        continue
-                    if ended != self._mark:
-                        self._mark, self._at_mark = ended, set()
-                    self._at_mark.add(ident)
-                    try:
-                        report = document_of(XComModel.deserialize_value(_Stored(value)))
-                    except DocumentError as e:
-                        self.problems.append(not_a_document(task_id, e, run_id))
-                        continue
-                    self.index.add(TaskRun(ended=moment(ended), dag_id=dag_id, task_id=task_id, run_id=run_id,
-                                           map_index=map_index), report)
-                    added += 1
-                return added
 
-            with _collector_paused():
-                if session is not None:
-                    return read(session)
-                with create_session() as own:
-                    return read(own)
+def _lineage_runs():
+    """Successful task instances with a lineage document: its key, end time (``ended``) and value."""
+    from airflow.models.taskinstance import TaskInstance
+    from airflow.models.xcom import XComModel
+    from airflow.utils.state import TaskInstanceState
+    from sqlalchemy import select
+
+    return (select(XComModel.dag_id, XComModel.task_id, XComModel.run_id, XComModel.map_index,
+                   TaskInstance.end_date.label("ended"), XComModel.value)
+            .join(TaskInstance, (TaskInstance.dag_id == XComModel.dag_id) & (TaskInstance.run_id == XComModel.run_id)
+                  & (TaskInstance.task_id == XComModel.task_id) & (TaskInstance.map_index == XComModel.map_index))
+            .where(XComModel.key == XCOM_KEY, TaskInstance.state == TaskInstanceState.SUCCESS,
+                   TaskInstance.end_date.is_not(None)))
+
+
+def _latest_runs(until: Any = None):
+    """Each task's two latest successful runs with lineage (ended by ``until``), oldest first: the value of
+    the latest (``rank`` 1) only, the one before (``rank`` 2) for its end time. One query, ranked in the
+    database, so that the documents of older runs are never read."""
+    from airflow.models.taskinstance import TaskInstance
+    from airflow.models.xcom import XComModel
+    from sqlalchemy import case, func, select
+
+    rank = func.row_number().over(partition_by=(XComModel.dag_id, XComModel.task_id, XComModel.map_index),
+                                  order_by=TaskInstance.end_date.desc()).label("rank")
+    runs = _lineage_runs().with_only_columns(XComModel.dag_id, XComModel.task_id, XComModel.run_id,
+                                            XComModel.map_index, TaskInstance.end_date.label("ended"), rank)
+    if until is not None:
+        from airflow_lineage_provider.lineage.trace import moment
+
+        runs = runs.where(TaskInstance.end_date <= _time(moment(until)))
+    ranked = runs.subquery()
+    return (select(ranked.c.dag_id, ranked.c.task_id, ranked.c.run_id, ranked.c.map_index, ranked.c.ended,
+                   ranked.c.rank, case((ranked.c.rank == 1, XComModel.value), else_=None).label("value"))
+            .join(XComModel, (XComModel.dag_id == ranked.c.dag_id) & (XComModel.run_id == ranked.c.run_id)
+                  & (XComModel.task_id == ranked.c.task_id) & (XComModel.map_index == ranked.c.map_index)
+                  & (XComModel.key == XCOM_KEY))
+            .where(ranked.c.rank <= 2)
+            .order_by(ranked.c.ended, ranked.c.rank.desc()))
+
+
+def _time(text: str) -> Any:
+    from datetime import datetime
+
+    return datetime.fromisoformat(text)
 
 
 @contextmanager

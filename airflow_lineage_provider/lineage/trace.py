@@ -447,9 +447,14 @@ class TraceIndex:
     ``add`` each successful run as it is found (any order); the current view (each task's latest
     run) is kept up to date as runs arrive. ``as_of`` builds the view of that time from the runs
     kept.
+
+    ``history=False`` keeps a task's latest run and only the time of the one before (what the stale
+    rule asks): memory then grows with the tasks, not with their runs, and a trace ``as_of`` an
+    earlier time needs an index built from the runs of that time (``runs.TraceFollower.index_at``).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, history: bool = True) -> None:
+        self._history = history
         self._runs: dict[tuple[str, str, int], list[_Run]] = {}
         self._now = _View()
         self._same = _Same()
@@ -468,7 +473,7 @@ class TraceIndex:
             self._same.note(d)
         runs = self._runs.setdefault(run.task, [])
         latest = runs[-1] if runs else None
-        if latest is not None and latest.edges == r.edges:
+        if latest is not None and latest.edges == r.edges and latest.written == r.written and latest.read == r.read:
             # Most runs of a task repeat its lineage: its runs share one copy, so memory grows with
             # the changes a pipeline makes, not with the runs kept.
             r = _Run(run, latest.edges, latest.written, latest.read, latest.datasets)
@@ -476,6 +481,8 @@ class TraceIndex:
         runs[:] = [x for x in runs if x.run.run_id != run.run_id]
         runs.append(r)
         runs.sort(key=lambda x: x.run.ended)
+        if not self._history and len(runs) > 1:
+            runs[:-1] = [_Run(runs[-2].run, (), (), (), ())]  # the run before: its time, for ``_previous``
         if runs[-1] is not latest:
             if latest is not None:
                 self._now.remove(latest)
@@ -579,8 +586,25 @@ class TraceIndex:
         # Whole datasets first, then columns, each by name: the user picks among few.
         return sorted(found.values(), key=lambda f: (bool(f.column), f.label or f.name, f.column.lower()))[:limit]
 
+    def note_run(self, run: TaskRun) -> None:
+        """Know that a task succeeded at ``run.ended`` without its lineage: the run before its latest
+        (``history=False`` asks no more), so that the stale rule can compare with it."""
+        runs = self._runs.setdefault(run.task, [])
+        if runs and runs[-1].run.ended <= run.ended:
+            raise ValueError(f"{run.dag_id}.{run.task_id}: a run noted without lineage must be older than its latest")
+        runs.insert(0, _Run(run, (), (), (), ()))
+        runs.sort(key=lambda x: x.run.ended)
+        if not self._history:
+            del runs[:-2]
+
     def _view(self, as_of: str | None) -> _View:
         if as_of is None:
+            return self._now
+        if not self._history:
+            later = [r.run for runs in self._runs.values() for r in runs[-1:] if r.run.ended > as_of]
+            if later:  # only the latest runs are kept: the view of an earlier time is not here
+                raise ValueError(f"this index keeps each task's latest run only, and {later[0].dag_id}."
+                                 f"{later[0].task_id}'s ended after {as_of}: build one as of that time")
             return self._now
         view = _View()
         for runs in self._runs.values():

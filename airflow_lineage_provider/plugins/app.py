@@ -219,9 +219,7 @@ def trace_answer(user: Any, dataset: str, column: str | None, direction: str, de
         query = TraceQuery.parse(dataset, column=column, depth=depth, as_of=as_of, upstream=up, downstream=down)
     except ValueError as e:
         raise HTTPException(400, str(e)) from None
-    follower = trace_follower()
-    follower.refresh()
-    answer = query.run(follower.index, visible=visible_to(user), limit=limit)
+    answer = query.run(trace_follower().index_at(query.as_of), visible=visible_to(user), limit=limit)
     if isinstance(answer, str):
         raise HTTPException(404, answer)
     return {"query": {"dataset": query.start, "column": query.column, "direction": direction,

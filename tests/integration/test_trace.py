@@ -96,13 +96,21 @@ def test_a_new_run_is_followed_and_as_of_shows_the_old_edge(three_dags):
     after = TraceQuery.parse(T + "company_rollup.users", downstream=False, depth="1").run(follower.index)
     assert {(h.source.column, h.subtype) for h in after.hops} == {("users", "AGGREGATION"),
                                                                   ("company_name", "AGGREGATION")}
-    then = TraceQuery.parse(T + "company_rollup.users", downstream=False, depth="1",
-                            as_of=old.run.ended).run(follower.index)
+    old_query = TraceQuery.parse(T + "company_rollup.users", downstream=False, depth="1", as_of=old.run.ended)
+    then = old_query.run(follower.index_at(old_query.as_of))
     assert then.hops == before.hops
+    # The follower keeps each task's latest run only: the earlier time is read from the database.
+    with pytest.raises(ValueError, match="latest run only"):
+        old_query.run(follower.index)
 
     # A restart reads everything again and knows the same.
     again = TraceFollower()
-    again.refresh()
+    read = again.refresh()
+    # It reads one document a task (its latest run), however many runs the database keeps, and the
+    # time of the run before: the rollup's first version is not read again.
+    assert 0 < read <= len(again.index._runs)
+    rollup = again.index._runs[("trace_rollup", "build_rollup", -1)]
+    assert [bool(r.edges) for r in rollup] == [False, True] and rollup[0].run.ended == old.run.ended
     assert TraceQuery.parse(T + "company_rollup.users", downstream=False, depth="1").run(again.index) == after
     done = _cli(T + "company_rollup.users", "--upstream", "--depth", "1", "--as-of", old.run.ended, "--json")
     assert done.returncode == 0, done.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from airflow_lineage_provider.lineage.model import (
     AGGREGATION,
     FILTER,
@@ -338,3 +340,35 @@ def test_find_offers_what_each_new_run_brings_and_only_what_the_view_holds():
     # ...until a newer run of that task writes it: the names are built again.
     index.add(run("dag_c", "load", 29), report(write("early", {"x": [("audit", "n", IDENTITY)]})))
     assert index.find("default.early")
+
+
+def test_an_index_without_history_answers_as_one_with_it_and_keeps_one_run_a_task():
+    runs = [(run("dag_a", "build_dwd", 20, 1), report(DWD)), (run("dag_b", "build_report", 25, 2), report(REPORT)),
+            (run("dag_b", "build_report", 27, 2), report(REPORT)), (run("dag_b", "build_report", 26, 2), report(REPORT)),
+            (run("dag_a", "build_dwd", 21, 1), report(write("dwd_users", {"id": [("ods_users", "id", IDENTITY)]})))]
+    full, lean = TraceIndex(), TraceIndex(history=False)
+    for r, doc in runs:
+        full.add(r, doc)
+        lean.add(r, doc)
+    for start in (col("report", "company_name"), col("ods_users", "id"), col("dwd_users")):
+        assert lean.trace(start) == full.trace(start)
+    # One run a task with its lineage, and the time of the one before (the stale rule's).
+    assert [len(v) for v in lean._runs.values()] == [2, 2]
+    assert [r.edges == () for r in lean._runs[("dag_b", "build_report", -1)]] == [True, False]
+    assert any(h.stale for h in lean.trace(col("report", "users"), downstream=False, depth=1).hops)
+    # An earlier time is not in it: it says so rather than answer from the latest runs.
+    with pytest.raises(ValueError, match="latest run only"):
+        lean.trace(col("report", "company_name"), as_of="2026-11-26T00:00:00+00:00")
+    assert lean.trace(col("report", "company_name"), as_of="2026-11-30T00:00:00+00:00") == full.trace(
+        col("report", "company_name"), as_of="2026-11-30T00:00:00+00:00")
+
+
+def test_a_run_noted_without_lineage_is_what_the_stale_rule_compares_with():
+    index = TraceIndex(history=False)
+    index.add(run("dag_a", "build_dwd", 20, 1), report(DWD))
+    index.note_run(run("dag_b", "build_report", 26, 2))
+    index.add(run("dag_b", "build_report", 27, 2), report(REPORT))
+    [direct] = [h for h in index.trace(col("report", "company_name"), downstream=False, depth=1).hops if not h.indirect]
+    assert "previous successful run (2026-11-26T02:00:00+00:00)" in direct.stale
+    with pytest.raises(ValueError, match="older than its latest"):
+        index.note_run(run("dag_b", "build_report", 28, 2))
