@@ -827,7 +827,7 @@ class SqlExtractor:
         if self._notes:
             result.warnings.extend(self._notes)
             result.confidence = min(result.confidence, PARTIAL_CONFIDENCE)
-        if "*" in text and _STAR_PROJECTION.search(text) and any(c.lower() not in names for c, _ in result.columns):
+        if "*" in text and any(c.lower() not in names for c, _ in result.columns) and _STAR_PROJECTION.search(text):
             # A star brings columns up with the case the schema gives them (qualify's schema is lower case).
             for table in qualified.find_all(exp.Table):
                 info = self.catalog.get(self._table_name(table))
@@ -847,7 +847,8 @@ _AS_COLUMNS = re.compile(r"^\s*AS\s*(?:\([^()]*\)|\w+(?:\s*,\s*\w+)*)", re.I)
 
 def _map_reduce(sql: str) -> str:
     """``MAP``/``REDUCE`` (Hive) written as the ``SELECT TRANSFORM`` Spark reads them as; sqlglot knows only that."""
-    if not _MAP_REDUCE_START.match(sql):
+    lower = sql.lower()  # the pattern scans the whole text: a statement with neither word cannot match it
+    if ("map" not in lower and "reduce" not in lower) or not _MAP_REDUCE_START.match(sql):
         return sql
     m = _MAP_REDUCE.match(sql)
     if m is None:
