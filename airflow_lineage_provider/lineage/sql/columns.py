@@ -516,10 +516,13 @@ class _Scope:
             if original is not expanded:
                 _replace(self.undo, original, expanded)
         if expression.args.get("group"):
-            selects = {s.this: s for s in expression.selects if s.alias_or_name in alias_names}
+            # sqlglot's ``{s.this: s for s in selects}.get(node)``: the last projection equal to the key. Equal
+            # nodes are of one class: only those are compared (hashing every projection costs more).
+            selects = [s for s in expression.selects if s.alias_or_name in alias_names]
             for node in keys:
                 if not node.is_int:
-                    replacement = selects.get(node)
+                    kind = type(node)
+                    replacement = next((s for s in reversed(selects) if type(s.this) is kind and s.this == node), None)
                     if replacement is not None:
                         _replace(self.undo, node, exp.column(replacement.alias_or_name))
 
