@@ -98,6 +98,7 @@ class _Scope:
         self._all: dict[str, Sequence[str]] | None = None
         self._sets: dict[str, frozenset[str]] = {}
         self._owners: dict[str, str | None] = {}
+        self._all_sets: list[tuple[str, frozenset[str]]] | None = None
         self._identifiers: dict[str, tuple[dict[str, Any] | None, exp.Identifier]] = {}
 
     # -- what sqlglot's resolver answers ------------------------------------------------------
@@ -164,7 +165,10 @@ class _Scope:
         per name: a scope's sources have a hundred columns, its query reads a few)."""
         found = self._owners.get(name, _MISSING)
         if found is _MISSING:
-            owners = [table for table in self.all_source_columns() if name in self.name_set(table)]
+            sets = self._all_sets
+            if sets is None:
+                sets = self._all_sets = [(table, self.name_set(table)) for table in self.all_source_columns()]
+            owners = [table for table, names in sets if name in names]
             found = self._owners[name] = owners[0] if len(owners) == 1 else None
         return found  # type: ignore[return-value]
 

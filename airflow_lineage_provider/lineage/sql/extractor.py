@@ -801,12 +801,13 @@ class SqlExtractor:
             _expand_transforms(query)
         if "lateral" in text:
             _name_laterals(query)
-        if any(name in text for name in _GENERATORS):
+        generators = any(part in text for part in _GENERATOR_PARTS)
+        if generators:
             _generators_of_literals_as_queries(query)
             _expand_generators(query, self._column_type)
         if "struct" in text:
             _read_fields_made_in_place(query)
-        if "range" in text or any(name in text for name in _GENERATORS):
+        if "range" in text or generators:
             _name_generator_relations(query, self._column_type)
         if _PARENTHESIZED_FROM.search(text):
             _flatten_joins(query)
@@ -1009,6 +1010,9 @@ def _expand_transforms(query: exp.Expression) -> None:
 
 _GENERATORS = frozenset({"explode", "explode_outer", "posexplode", "posexplode_outer", "inline", "inline_outer",
                          "stack", "json_tuple"})
+# What the text of a statement calling one of them holds (``explode`` is in ``posexplode_outer`` too).
+_GENERATOR_PARTS = ("explode", "inline", "stack", "json_tuple")
+assert all(any(part in name for part in _GENERATOR_PARTS) for name in _GENERATORS)
 
 
 def _generator_name(node: exp.Expression) -> str:

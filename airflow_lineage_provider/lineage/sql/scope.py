@@ -64,6 +64,7 @@ class Resolver(Conditions, Pivots):
         self._pending: list[exp.Expression] = []
         self._src_memo: dict[tuple[int, str], frozenset[Origin]] = {}
         self._column_memo: dict[tuple[int, str, str], frozenset[Origin]] = {}
+        self._direct_memo: dict[tuple[int, str], frozenset[Origin]] = {}  # per table source and column
         self._tables: dict[tuple[str, str, str], tuple[str, TableInfo | None, Dataset]] = {}
         self._table_memo: dict[tuple[str, str], frozenset[Origin]] = {}
         self.indirect_seen: set[tuple[str, str, str, bool]] = set()  # indirect inputs made (``conditions.py``)
@@ -412,7 +413,11 @@ class Resolver(Conditions, Pivots):
         if table:  # the common case, a column of a table this scope reads: straight to the table
             src = self.sources(scope).get(table)
             if src is not None and src.kind == "table" and src.info is not None and src.info.view is None:
-                return self._table_column(src, name)
+                direct = (id(src), name)  # what it notes on the way it notes once: read again, the memo
+                found = self._direct_memo.get(direct)
+                if found is None:
+                    found = self._direct_memo[direct] = self._table_column(src, name)
+                return found
         key = (id(scope), table, name)
         found = self._column_memo.get(key)
         if found is None:
