@@ -122,10 +122,13 @@ class Finder:
         self.found = found
         self.pruned = pruned
         self.codes: dict[type, int] = {}  # per class: 1 returned, 2 not entered
+        # Leaves it never returns are not even pushed (most nodes of a tree are identifiers).
+        self.skipped = frozenset(leaf for leaf in LEAVES if not issubclass(leaf, found))
 
     def __call__(self, root: exp.Expression) -> list[Any]:
         out: list[Any] = []
         codes = self.codes
+        skipped = self.skipped
         stack = [root]
         pop = stack.pop
         push = stack.append
@@ -135,7 +138,7 @@ class Finder:
             cls = type(node)
             code = codes.get(cls)
             if code is None:
-                code = codes[cls] = issubclass(cls, self.found) | (issubclass(cls, self.pruned) or cls in _LEAVES) << 1
+                code = codes[cls] = issubclass(cls, self.found) | (issubclass(cls, self.pruned) or cls in LEAVES) << 1
             if code & 1:
                 out.append(node)
                 if code & 2:
@@ -145,15 +148,15 @@ class Finder:
             for value in reversed(node.args.values()):
                 if type(value) is list:
                     for item in reversed(value):
-                        if isinstance(item, expression):
+                        if type(item) not in skipped and isinstance(item, expression):
                             push(item)
-                elif isinstance(value, expression):
+                elif type(value) not in skipped and isinstance(value, expression):
                     push(value)
         return out
 
 
 # Nodes with no node below them: a walk need not look into their arguments.
-_LEAVES = frozenset({exp.Identifier, exp.Literal, exp.Var, exp.Null, exp.Boolean})
+LEAVES = frozenset({exp.Identifier, exp.Literal, exp.Var, exp.Null, exp.Boolean})
 
 
 def render(node: exp.Expression) -> str:
