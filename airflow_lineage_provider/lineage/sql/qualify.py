@@ -23,7 +23,7 @@ from sqlglot.schema import MappingSchema
 from airflow_lineage_provider.lineage.model import SPARK_CATALOG
 from airflow_lineage_provider.lineage.sql.columns import qualify_columns as own_qualify_columns
 from airflow_lineage_provider.lineage.sql.pivot import name_pivot_values
-from airflow_lineage_provider.lineage.sql.render import LEAVES, SPARK_DIALECT, Finder
+from airflow_lineage_provider.lineage.sql.render import SPARK_DIALECT, Finder
 
 # ``parquet.`/path``` reads files, not a table of database ``parquet``: the formats Spark reads by path.
 FILE_FORMATS = frozenset({"parquet", "orc", "json", "csv", "text", "avro", "delta", "binaryfile"})
@@ -93,11 +93,7 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
     codes = _WALK_CODES
     parts: list[exp.Expression] = []
     selects: list[exp.Select] = []
-    if type(query) is identifier:
-        query.set("this", query.this.lower())
-        return _Walked(parts, selects)
-    # Identifiers are lower-cased where they are met, not pushed. Below a table or a column (``_TABLE_PARTS``
-    # enters neither) only identifiers and selects are wanted.
+    # Below a table or a column (``_TABLE_PARTS`` enters neither) only identifiers and selects are wanted.
     stack: list[exp.Expression] = [query]
     below: list[exp.Expression] = []
     for todo, finding in ((stack, True), (below, False)):
@@ -105,28 +101,24 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
         while todo:
             node = pop()
             cls = type(node)
+            if cls is identifier:
+                if not (paths and node.meta_get("case_sensitive")):
+                    node.set("this", node.this.lower())
+                continue
             code = codes.get(cls)
             if code is None:
                 code = codes[cls] = (issubclass(cls, _TABLE_FOUND) | issubclass(cls, (exp.Table, exp.Column)) << 1
-                                     | issubclass(cls, exp.Select) << 2 | (cls in LEAVES) << 3)
+                                     | issubclass(cls, exp.Select) << 2)
             if code & 4:
                 selects.append(node)
             if finding and code & 1:
                 parts.append(node)
-            if code & 8:  # nothing below it
-                continue
             push = below.append if (code & 2 or not finding) else todo.append
             for value in node.args.values():
                 if type(value) is list:
                     for item in value:
-                        if type(item) is identifier:
-                            if not (paths and item.meta_get("case_sensitive")):
-                                item.set("this", item.this.lower())
-                        elif isinstance(item, expression):
+                        if isinstance(item, expression):
                             push(item)
-                elif type(value) is identifier:
-                    if not (paths and value.meta_get("case_sensitive")):
-                        value.set("this", value.this.lower())
                 elif isinstance(value, expression):
                     push(value)
     return _Walked(parts, selects)
@@ -274,7 +266,7 @@ _TABLE_WORK = (exp.Lateral, exp.Unnest, exp.Values, exp.Pivot, exp.TableFromRows
 _TABLE_FOUND = (exp.Table, exp.With, exp.Subquery, exp.Column, *_TABLE_WORK)
 _TABLE_PARTS = Finder(_TABLE_FOUND, (exp.Table, exp.Column))
 # Per class, what ``_walk`` does with a node: 1 a table part, 2 a table or column (not entered by the
-# table step), 4 a select, 8 nothing below it.
+# table step), 4 a select.
 _WALK_CODES: dict[type, int] = {}
 
 

@@ -122,13 +122,10 @@ class Finder:
         self.found = found
         self.pruned = pruned
         self.codes: dict[type, int] = {}  # per class: 1 returned, 2 not entered
-        # Leaves it never returns are not even pushed (most nodes of a tree are identifiers).
-        self.skipped = frozenset(leaf for leaf in LEAVES if not issubclass(leaf, found))
 
     def __call__(self, root: exp.Expression) -> list[Any]:
         out: list[Any] = []
         codes = self.codes
-        skipped = self.skipped
         stack = [root]
         pop = stack.pop
         push = stack.append
@@ -138,7 +135,7 @@ class Finder:
             cls = type(node)
             code = codes.get(cls)
             if code is None:
-                code = codes[cls] = issubclass(cls, self.found) | (issubclass(cls, self.pruned) or cls in LEAVES) << 1
+                code = codes[cls] = issubclass(cls, self.found) | (issubclass(cls, self.pruned) or cls in _LEAVES) << 1
             if code & 1:
                 out.append(node)
                 if code & 2:
@@ -148,15 +145,15 @@ class Finder:
             for value in reversed(node.args.values()):
                 if type(value) is list:
                     for item in reversed(value):
-                        if type(item) not in skipped and isinstance(item, expression):
+                        if isinstance(item, expression):
                             push(item)
-                elif type(value) not in skipped and isinstance(value, expression):
+                elif isinstance(value, expression):
                     push(value)
         return out
 
 
 # Nodes with no node below them: a walk need not look into their arguments.
-LEAVES = frozenset({exp.Identifier, exp.Literal, exp.Var, exp.Null, exp.Boolean})
+_LEAVES = frozenset({exp.Identifier, exp.Literal, exp.Var, exp.Null, exp.Boolean})
 
 
 def render(node: exp.Expression) -> str:
