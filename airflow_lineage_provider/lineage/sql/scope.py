@@ -64,7 +64,6 @@ class Resolver(Conditions, Pivots):
         self._pending: list[exp.Expression] = []
         self._src_memo: dict[tuple[int, str], frozenset[Origin]] = {}
         self._column_memo: dict[tuple[int, str, str], frozenset[Origin]] = {}
-        self._direct_memo: dict[tuple[int, str], frozenset[Origin]] = {}  # per table source and column
         self._tables: dict[tuple[str, str, str], tuple[str, TableInfo | None, Dataset]] = {}
         self._table_memo: dict[tuple[str, str], frozenset[Origin]] = {}
         self.indirect_seen: set[tuple[str, str, str, bool]] = set()  # indirect inputs made (``conditions.py``)
@@ -410,18 +409,16 @@ class Resolver(Conditions, Pivots):
         Remembered per scope and name: a column is read by projections and conditions alike."""
         table = col.table
         name = col.name
-        if table:  # the common case, a column of a table this scope reads: straight to the table
-            src = self.sources(scope).get(table)
-            if src is not None and src.kind == "table" and src.info is not None and src.info.view is None:
-                direct = (id(src), name)  # what it notes on the way it notes once: read again, the memo
-                found = self._direct_memo.get(direct)
-                if found is None:
-                    found = self._direct_memo[direct] = self._table_column(src, name)
-                return found
         key = (id(scope), table, name)
         found = self._column_memo.get(key)
-        if found is None:
-            found = self._column_memo[key] = self._column_origins(scope, table, name)
+        if found is not None:
+            return found
+        src = self.sources(scope).get(table) if table else None
+        if src is not None and src.kind == "table" and src.info is not None and src.info.view is None:
+            found = self._table_column(src, name)  # the common case, a column of a table this scope reads
+        else:
+            found = self._column_origins(scope, table, name)
+        self._column_memo[key] = found
         return found
 
     def _column_origins(self, scope: Scope, table: str, name: str) -> frozenset[Origin]:
