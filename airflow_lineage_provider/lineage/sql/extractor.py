@@ -814,7 +814,7 @@ class SqlExtractor:
         self._notes = []
         if _ALIAS_LIST.search(text):
             self._apply_alias_lists(query)
-        if _STAR_ARGUMENT.search(text):
+        if "*" in text and _STAR_ARGUMENT.search(text):  # the pattern ends in a star: no star, no match
             self._expand_star_arguments(query)
         if "lateral" in text and "*" in text:
             self._expand_lateral_stars(query)
