@@ -45,8 +45,9 @@ def qualify_columns(query: exp.Expression, schema: MappingSchema) -> Scope | Non
         columns = _TABLE_COLUMNS.get(schema)
         if columns is None:
             columns = _TABLE_COLUMNS[schema] = {}
+        name_sets: dict[tuple[str, str, str], frozenset[str]] = {}  # a table's columns, as a set: read by many scopes
         for scope in scopes:
-            _Scope(scope, schema, undo, columns).qualify()
+            _Scope(scope, schema, undo, columns, name_sets).qualify()
     except Exception:  # noqa: BLE001 - not a step taken here, a query sqlglot rejects, or a surprise: sqlglot's
         for node, key, old in reversed(undo):
             if key == "":  # a replacement: ``old`` is the node replaced
@@ -85,15 +86,19 @@ class _Scope:
     """One scope's steps of ``qualify_columns`` (sqlglot's resolver, for what they ask of it)."""
 
     def __init__(self, scope: Scope, schema: MappingSchema, undo: list[tuple[exp.Expression, str, Any]],
-                 table_columns: dict[tuple[str, str, str], list[str]]) -> None:
+                 table_columns: dict[tuple[str, str, str], list[str]],
+                 name_sets: dict[tuple[str, str, str], frozenset[str]]) -> None:
         self.scope = scope
         self.schema = schema
         self.dialect = schema.dialect
         self.undo = undo
         self.table_columns = table_columns
+        self.name_sets = name_sets
         self._source_columns: dict[tuple[str, bool], Sequence[str]] = {}
         self._all: dict[str, Sequence[str]] | None = None
-        self._unambiguous: dict[str, str] | None = None
+        self._sets: dict[str, frozenset[str]] = {}
+        self._owners: dict[str, str | None] = {}
+        self._all_sets: list[tuple[str, frozenset[str]]] | None = None
         self._identifiers: dict[str, tuple[dict[str, Any] | None, exp.Identifier]] = {}
 
     # -- what sqlglot's resolver answers ------------------------------------------------------
@@ -139,6 +144,34 @@ class _Scope:
         self._source_columns[key] = found
         return found
 
+    def name_set(self, name: str) -> frozenset[str]:
+        """``source_columns(name)`` as a set (a table's, once per statement)."""
+        found = self._sets.get(name)
+        if found is None:
+            columns = self.source_columns(name)  # its checks, in this scope
+            source = self.scope.sources.get(name)
+            if isinstance(source, exp.Table) and source.catalog and source.db:
+                key = (source.catalog, source.db, source.name)
+                found = self.name_sets.get(key)
+                if found is None:
+                    found = self.name_sets[key] = frozenset(columns)
+            else:
+                found = frozenset(columns)
+            self._sets[name] = found
+        return found
+
+    def owner(self, name: str) -> str | None:
+        """The one selected source that has a column ``name`` (``unambiguous(all_source_columns())``, asked
+        per name: a scope's sources have a hundred columns, its query reads a few)."""
+        found = self._owners.get(name, _MISSING)
+        if found is _MISSING:
+            sets = self._all_sets
+            if sets is None:
+                sets = self._all_sets = [(table, self.name_set(table)) for table in self.all_source_columns()]
+            owners = [table for table, names in sets if name in names]
+            found = self._owners[name] = owners[0] if len(owners) == 1 else None
+        return found  # type: ignore[return-value]
+
     def all_source_columns(self) -> dict[str, Sequence[str]]:
         if self._all is None:
             if self.scope.lateral_sources:
@@ -165,16 +198,14 @@ class _Scope:
         scopes whose sources all have known columns)."""
         scope = self.scope
         name = column.name
-        if self._unambiguous is None:
-            self._unambiguous = self.unambiguous(self.all_source_columns())
         table_name = None
         if not scope.semi_or_anti_join_tables:  # no SEMI / ANTI join: where the column is does not matter
-            table_name = self._unambiguous.get(name)
+            table_name = self.owner(name)
             if table_name:
                 return self._identifier(table_name)
         join = self._join_context(column)
         if join is None or not join.is_semi_or_anti_join:
-            table_name = self._unambiguous.get(name)
+            table_name = self.owner(name)
         if not table_name and join is not None:
             try:
                 table_name = self.unambiguous(self._available(join)).get(name)
@@ -298,7 +329,6 @@ class _Scope:
             if not isinstance(column, exp.Column) or column.args.get("db") is not None or \
                     (column.table and column.table not in selected):
                 raise _NotHereError("struct star")
-        known: dict[str, set[str]] = {}  # per source a column names: its columns
         column_class = exp.Column
         for column in scope.columns:
             args = column.args
@@ -310,10 +340,7 @@ class _Scope:
                                                   and scope.is_correlated_subquery):
                     raise _NotHereError("struct path")  # sqlglot makes it a Dot
                 if table in sources:
-                    names = known.get(table)
-                    if names is None:
-                        names = known[table] = set(self._visible(table))
-                    if column.name not in names:
+                    if column.name not in self.name_set(table):
                         raise _NotHereError("unknown column")
                 continue
             identifier = self.get_table(column)
@@ -493,10 +520,13 @@ class _Scope:
             if original is not expanded:
                 _replace(self.undo, original, expanded)
         if expression.args.get("group"):
-            selects = {s.this: s for s in expression.selects if s.alias_or_name in alias_names}
+            # sqlglot's ``{s.this: s for s in selects}.get(node)``: the last projection equal to the key. Equal
+            # nodes are of one class: only those are compared (hashing every projection costs more).
+            selects = [s for s in expression.selects if s.alias_or_name in alias_names]
             for node in keys:
                 if not node.is_int:
-                    replacement = selects.get(node)
+                    kind = type(node)
+                    replacement = next((s for s in reversed(selects) if type(s.this) is kind and s.this == node), None)
                     if replacement is not None:
                         _replace(self.undo, node, exp.column(replacement.alias_or_name))
 

@@ -31,7 +31,6 @@ import re
 from dataclasses import replace
 from typing import Any, Callable, Iterable, Mapping
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.schema import MappingSchema
@@ -55,7 +54,7 @@ from airflow_lineage_provider.lineage.sql.catalog import (
 from airflow_lineage_provider.lineage.sql.pipes import requalify as requalify_pipes
 from airflow_lineage_provider.lineage.sql.pipes import rewrite as rewrite_pipes
 from airflow_lineage_provider.lineage.sql.qualify import output_name, qualify
-from airflow_lineage_provider.lineage.sql.render import DIALECT, SPARK_DIALECT, plain_sql, render
+from airflow_lineage_provider.lineage.sql.render import DIALECT, parse_one, plain_sql, render
 from airflow_lineage_provider.lineage.sql.roles import field_path, function_name
 from airflow_lineage_provider.lineage.sql.rowlevel import MODES as ROW_LEVEL_MODES
 from airflow_lineage_provider.lineage.sql.rowlevel import rewrite as row_level_query
@@ -210,14 +209,14 @@ class SqlExtractor:
         """sqlglot's tree of a statement; ``original``: the statement as written, when its pipe syntax was
         rewritten (a rewrite sqlglot cannot read is a gap of ours: the statement is then read as written)."""
         try:
-            tree = sqlglot.parse_one(text, dialect=SPARK_DIALECT)
+            tree = parse_one(text)
         except SqlglotError:
             if original is None:
                 raise
             self._sql = original
             self._pipe_notes = ["the pipe syntax (|>) as the static extractor writes it could not be parsed: the "
                                 "statement is read as sqlglot reads it"]
-            return sqlglot.parse_one(original, dialect=SPARK_DIALECT)
+            return parse_one(original)
         if original is not None:
             requalify_pipes(tree)
         return tree
@@ -740,7 +739,7 @@ class SqlExtractor:
     def _directory(self, sql: str, index: int, m: re.Match[str]) -> list[StatementLineage]:
         path = _directory_path(m)
         try:
-            query = sqlglot.parse_one(m.group("query"), dialect=SPARK_DIALECT)
+            query = parse_one(m.group("query"))
             if "|>" in sql:
                 requalify_pipes(query)
         except SqlglotError as e:
@@ -802,19 +801,20 @@ class SqlExtractor:
             _expand_transforms(query)
         if "lateral" in text:
             _name_laterals(query)
-        if any(name in text for name in _GENERATORS):
+        generators = any(part in text for part in _GENERATOR_PARTS)
+        if generators:
             _generators_of_literals_as_queries(query)
             _expand_generators(query, self._column_type)
         if "struct" in text:
             _read_fields_made_in_place(query)
-        if "range" in text or any(name in text for name in _GENERATORS):
+        if "range" in text or generators:
             _name_generator_relations(query, self._column_type)
         if _PARENTHESIZED_FROM.search(text):
             _flatten_joins(query)
         self._notes = []
         if _ALIAS_LIST.search(text):
             self._apply_alias_lists(query)
-        if _STAR_ARGUMENT.search(text):
+        if "*" in text and _STAR_ARGUMENT.search(text):  # the pattern ends in a star: no star, no match
             self._expand_star_arguments(query)
         if "lateral" in text and "*" in text:
             self._expand_lateral_stars(query)
@@ -827,7 +827,7 @@ class SqlExtractor:
         if self._notes:
             result.warnings.extend(self._notes)
             result.confidence = min(result.confidence, PARTIAL_CONFIDENCE)
-        if "*" in text and _STAR_PROJECTION.search(text) and any(c.lower() not in names for c, _ in result.columns):
+        if "*" in text and any(c.lower() not in names for c, _ in result.columns) and _STAR_PROJECTION.search(text):
             # A star brings columns up with the case the schema gives them (qualify's schema is lower case).
             for table in qualified.find_all(exp.Table):
                 info = self.catalog.get(self._table_name(table))
@@ -847,7 +847,8 @@ _AS_COLUMNS = re.compile(r"^\s*AS\s*(?:\([^()]*\)|\w+(?:\s*,\s*\w+)*)", re.I)
 
 def _map_reduce(sql: str) -> str:
     """``MAP``/``REDUCE`` (Hive) written as the ``SELECT TRANSFORM`` Spark reads them as; sqlglot knows only that."""
-    if not _MAP_REDUCE_START.match(sql):
+    lower = sql.lower()  # the pattern scans the whole text: a statement with neither word cannot match it
+    if ("map" not in lower and "reduce" not in lower) or not _MAP_REDUCE_START.match(sql):
         return sql
     m = _MAP_REDUCE.match(sql)
     if m is None:
@@ -1009,6 +1010,9 @@ def _expand_transforms(query: exp.Expression) -> None:
 
 _GENERATORS = frozenset({"explode", "explode_outer", "posexplode", "posexplode_outer", "inline", "inline_outer",
                          "stack", "json_tuple"})
+# What the text of a statement calling one of them holds (``explode`` is in ``posexplode_outer`` too).
+_GENERATOR_PARTS = ("explode", "inline", "stack", "json_tuple")
+assert all(any(part in name for part in _GENERATOR_PARTS) for name in _GENERATORS)
 
 
 def _generator_name(node: exp.Expression) -> str:

@@ -10,7 +10,7 @@ NATURAL joins, the case of file paths.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlglot import exp
 from sqlglot.errors import OptimizeError
@@ -40,11 +40,12 @@ def qualify(query: exp.Expression, sql: str, db: str, schema: MappingSchema
                             walk_pivots="pivot" in text)
     # sqlglot's qualify, step by step: the steps it takes for validation, quoting and dot-part
     # recovery are of no use here, and its table step is mostly done by one walk of our own.
-    query = _normalize_identifiers(query, text)
-    if "*" in text:
-        _tell_repeats_apart(query)
-    if not _qualify_tables(query, db):
-        query = qualify_tables(query, db=db, catalog=SPARK_CATALOG, dialect=SPARK_DIALECT)
+    # One walk lower-cases the identifiers and finds what the table step and the star steps look at.
+    walked = _walk(query, text)
+    if "*" in text and _tell_repeats_apart(query, walked.selects if walked else None):
+        walked = None  # a renamed projection is a copy: the nodes found are no longer all in the tree
+    if not _qualify_tables(query, db, walked.table_parts if walked else None):
+        query, walked = qualify_tables(query, db=db, catalog=SPARK_CATALOG, dialect=SPARK_DIALECT), None
     # Its column step too, on scopes the resolver reuses, when the query needs only its common steps.
     try:
         query, root = _columns(query, schema, using)
@@ -54,40 +55,73 @@ def qualify(query: exp.Expression, sql: str, db: str, schema: MappingSchema
         if "Alias already used" not in str(e) or not _alias_repeated_tables(query):
             raise
         query, root = _columns(query, schema, using)
+    if root is None:
+        walked = None  # sqlglot's column step may copy parts of the tree
     # A star over a relation whose own star made two columns of one name (``LATERAL (SELECT t1.*, t2.*)``)
     # is left unexpanded: those inner stars are expanded now, so their repeats can be told apart.
-    if "*" in text and _star_left(query) and _tell_repeats_apart(query):
+    if "*" in text and _star_left(query, walked.selects if walked else None) and _tell_repeats_apart(query):
         query, root = qualify_columns(query, schema), None
     return query, names, using, root
 
 
 def _normalize_identifiers(query: exp.Expression, text: str) -> exp.Expression:
     """sqlglot's ``normalize_identifiers`` for Spark (every identifier lower-cased, but for one marked
-    case-sensitive), in a plain walk: sqlglot's calls a Python function on every node and the dialect's
-    method on every identifier, three times the cost. ``text``: the statement's, in lower case. A
-    comment can mark any node case-sensitive (``sqlglot.meta``): such a statement goes to sqlglot's."""
+    case-sensitive). ``text``: the statement's, in lower case."""
+    _walk(query, text)
+    return query
+
+
+class _Walked(NamedTuple):
+    """What the walk that lower-cases identifiers found on the way, for the steps after it."""
+
+    table_parts: list[exp.Expression]  # what ``_TABLE_PARTS`` finds: the table step's nodes
+    selects: list[exp.Select]  # every select, the query's own included
+
+
+def _walk(query: exp.Expression, text: str) -> _Walked | None:
+    """sqlglot's ``normalize_identifiers`` for Spark in a plain walk (sqlglot's calls a Python function
+    on every node and the dialect's method on every identifier, three times the cost), which also
+    finds the nodes the table step and the star steps look at: one walk of the tree instead of three.
+    A comment can mark any node case-sensitive (``sqlglot.meta``): such a statement goes to sqlglot's
+    walk, and ``None`` says nothing was found."""
     if "sqlglot.meta" in text:
-        return normalize_identifiers(query, dialect=SPARK_DIALECT)
+        normalize_identifiers(query, dialect=SPARK_DIALECT)
+        return None
     paths = "`" in text  # ``_prepare`` marks the identifiers of paths, read only in backquotes
     identifier = exp.Identifier
     expression = exp.Expr
-    stack = [query]
-    pop = stack.pop
-    push = stack.append
-    while stack:
-        node = pop()
-        if type(node) is identifier:
-            if not (paths and node.meta_get("case_sensitive")):
-                node.set("this", node.this.lower())
-            continue
-        for value in node.args.values():
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, expression):
-                        push(item)
-            elif isinstance(value, expression):
-                push(value)
-    return query
+    codes = _WALK_CODES
+    parts: list[exp.Expression] = []
+    selects: list[exp.Select] = []
+    # Below a table or a column (``_TABLE_PARTS`` enters neither) only identifiers and selects are wanted.
+    stack: list[exp.Expression] = [query]
+    below: list[exp.Expression] = []
+    for todo, finding in ((stack, True), (below, False)):
+        pop = todo.pop
+        while todo:
+            node = pop()
+            cls = type(node)
+            if cls is identifier:
+                if not (paths and node.meta_get("case_sensitive")):
+                    node.set("this", node.this.lower())
+                continue
+            code = codes.get(cls)
+            if code is None:
+                code = codes[cls] = (issubclass(cls, _TABLE_FOUND) | issubclass(cls, (exp.Table, exp.Column)) << 1
+                                     | issubclass(cls, exp.Select) << 2)
+            if code & 4:
+                selects.append(node)
+            if finding and code & 1:
+                parts.append(node)
+            push = below.append if (code & 2 or not finding) else todo.append
+            for value in node.args.values():
+                if type(value) is list:
+                    for item in value:
+                        if isinstance(item, expression):
+                            push(item)
+                elif isinstance(value, expression):
+                    push(value)
+    return _Walked(parts, selects)
 
 
 def _prepare(query: exp.Expression, walk: bool = True, walk_pivots: bool = False
@@ -181,12 +215,23 @@ def _alias_repeated_tables(query: exp.Expression) -> bool:
     return renamed
 
 
-def _star_left(query: exp.Expression) -> bool:
-    return any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
-               for select in query.find_all(exp.Select) for p in select.expressions)
+def _star_left(query: exp.Expression, selects: list[exp.Select] | None = None) -> bool:
+    """Whether a select of ``query`` (of ``selects``, those the walk found, when given) still projects a star."""
+    for select in query.find_all(exp.Select) if selects is None else selects:
+        if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
+               for p in select.expressions) and (selects is None or _within(select, query)):
+            return True
+    return False
 
 
-def _tell_repeats_apart(query: exp.Expression) -> bool:
+def _within(node: exp.Expression, root: exp.Expression) -> bool:
+    """Whether ``node`` is still in ``root``'s tree (the column step may have replaced what held it)."""
+    while node is not None and node is not root:
+        node = node.parent
+    return node is root
+
+
+def _tell_repeats_apart(query: exp.Expression, selects: list[exp.Select] | None = None) -> bool:
     """Mark a subquery's repeated output names (``SELECT a.k, b.k``) apart; whether any was.
 
     Spark expands a star over such a subquery by position, to two columns of one name; sqlglot
@@ -196,7 +241,7 @@ def _tell_repeats_apart(query: exp.Expression) -> bool:
     tells any repeated name apart (``model.unique_names``).
     """
     renamed = False
-    for select in query.find_all(exp.Select):
+    for select in query.find_all(exp.Select) if selects is None else selects:
         if select is query or not isinstance(select.parent, (exp.Subquery, exp.CTE, exp.SetOperation)):
             continue
         seen: set[str] = set()
@@ -218,10 +263,14 @@ def _tell_repeats_apart(query: exp.Expression) -> bool:
 
 # Sources sqlglot's qualify_tables gives names or default columns to, or rewrites.
 _TABLE_WORK = (exp.Lateral, exp.Unnest, exp.Values, exp.Pivot, exp.TableFromRows)
-_TABLE_PARTS = Finder((exp.Table, exp.With, exp.Subquery, exp.Column, *_TABLE_WORK), (exp.Table, exp.Column))
+_TABLE_FOUND = (exp.Table, exp.With, exp.Subquery, exp.Column, *_TABLE_WORK)
+_TABLE_PARTS = Finder(_TABLE_FOUND, (exp.Table, exp.Column))
+# Per class, what ``_walk`` does with a node: 1 a table part, 2 a table or column (not entered by the
+# table step), 4 a select.
+_WALK_CODES: dict[type, int] = {}
 
 
-def _qualify_tables(query: exp.Expression, db: str) -> bool:
+def _qualify_tables(query: exp.Expression, db: str, parts: list[exp.Expression] | None = None) -> bool:
     """Give every table read its catalog and database, as ``qualify_tables`` does, in one walk.
 
     ``qualify_tables`` builds the query's scopes to tell tables from CTE references, which cost
@@ -232,13 +281,14 @@ def _qualify_tables(query: exp.Expression, db: str) -> bool:
     (an unnamed derived table, a generator, VALUES, a pivot, a table function, a
     ``db.table.column`` reference, a CTE name it cannot place), and then leaves the query as
     it found it. (Unlike ``qualify_tables``, a table keeps no alias it was not given:
-    its name already names it, and new nodes are what this saves.)
+    its name already names it, and new nodes are what this saves.) ``parts``: what ``_TABLE_PARTS``
+    finds in the query, when a walk already found them.
     """
     if type(query) is exp.Subquery:
         return False
     tables: list[exp.Table] = []
     withs: list[exp.With] = []
-    for node in _TABLE_PARTS(query):
+    for node in _TABLE_PARTS(query) if parts is None else parts:
         kind = type(node)
         if kind is exp.Table:
             if type(node.this) is not exp.Identifier or node.args.get("joins") or node.args.get("pivots"):

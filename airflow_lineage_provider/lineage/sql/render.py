@@ -14,6 +14,7 @@ from typing import Any
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.errors import ParseError
 
 from airflow_lineage_provider.lineage import functions
 
@@ -85,6 +86,27 @@ class _Generators(threading.local):
 
 
 _GENERATORS = _Generators()
+
+
+class _Readers(threading.local):
+    """A tokenizer and a parser per thread, reused: ``sqlglot.parse_one`` builds both per call (each
+    parse starts by resetting the parser's state)."""
+
+    def __init__(self) -> None:
+        self.tokenizer = SPARK_DIALECT.tokenizer()
+        self.parser = SPARK_DIALECT.parser()
+
+
+_READERS = _Readers()
+
+
+def parse_one(sql: str) -> exp.Expression:
+    """``sqlglot.parse_one(sql, dialect=SPARK_DIALECT)``, with this thread's tokenizer and parser."""
+    readers = _READERS
+    result = readers.parser.parse(readers.tokenizer.tokenize(sql), sql)
+    if not result or result[0] is None:
+        raise ParseError(f"No expression was parsed from '{sql}'")
+    return exp.Block(expressions=result) if len(result) > 1 else result[0]
 
 
 class Finder:

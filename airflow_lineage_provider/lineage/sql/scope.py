@@ -409,14 +409,16 @@ class Resolver(Conditions, Pivots):
         Remembered per scope and name: a column is read by projections and conditions alike."""
         table = col.table
         name = col.name
-        if table:  # the common case, a column of a table this scope reads: straight to the table
-            src = self.sources(scope).get(table)
-            if src is not None and src.kind == "table" and src.info is not None and src.info.view is None:
-                return self._table_column(src, name)
         key = (id(scope), table, name)
         found = self._column_memo.get(key)
-        if found is None:
-            found = self._column_memo[key] = self._column_origins(scope, table, name)
+        if found is not None:
+            return found
+        src = self.sources(scope).get(table) if table else None
+        if src is not None and src.kind == "table" and src.info is not None and src.info.view is None:
+            found = self._table_column(src, name)  # the common case, a column of a table this scope reads
+        else:
+            found = self._column_origins(scope, table, name)
+        self._column_memo[key] = found
         return found
 
     def _column_origins(self, scope: Scope, table: str, name: str) -> frozenset[Origin]:

@@ -68,7 +68,7 @@ def test_the_table_walk_decides_when_it_is_enough(sql: str, own: bool) -> None:
 def test_the_table_walk_gives_the_lineage_sqlglots_qualify_tables_gives(
         sql: str, own: bool, extractor: SqlExtractor, monkeypatch: pytest.MonkeyPatch) -> None:
     [ours] = extractor.statement(sql)
-    monkeypatch.setattr(static, "_qualify_tables", lambda query, db: False)  # sqlglot's step, always
+    monkeypatch.setattr(static, "_qualify_tables", lambda query, db, parts=None: False)  # sqlglot's step, always
     [theirs] = extractor.statement(sql)
     assert ours.to_dict() == theirs.to_dict()
     assert ours.columns and not ours.warnings and ours.confidence == 1.0, ours.to_dict()
@@ -108,3 +108,26 @@ def test_the_finder_finds_what_sqlglots_walk_finds_in_the_same_order(found: tupl
         assert [id(n) for n in finder(tree)] == [id(n) for n in expected]
         nodes += len(expected)
     assert nodes > 1000  # the queries have plenty of each
+
+
+def test_the_identifier_walk_finds_what_the_table_walk_and_find_all_find() -> None:
+    """``_walk`` lower-cases identifiers and, on the way, finds the table step's nodes and every select:
+    the same nodes as ``_TABLE_PARTS`` and ``find_all(exp.Select)``, on every TPC-DS query and corpus case."""
+    from tests.integration.corpus import CASES as CORPUS
+
+    parts = selects = 0
+    for sql in [sql for _, sql in tpcds_queries()] + [case.sql for case in CORPUS]:
+        try:
+            tree = sqlglot.parse_one(sql, dialect="spark")
+        except sqlglot.errors.ParseError:
+            continue
+        if tree is None:
+            continue
+        expected_parts = sorted(id(n) for n in static._TABLE_PARTS(tree))  # a node may be in two places
+        expected_selects = sorted(id(n) for n in tree.find_all(exp.Select))
+        walked = static._walk(tree, sql.lower().replace("sqlglot.meta", ""))
+        assert sorted(id(n) for n in walked.table_parts) == expected_parts, sql
+        assert sorted(id(n) for n in walked.selects) == expected_selects, sql
+        parts += len(expected_parts)
+        selects += len(expected_selects)
+    assert parts > 5000 and selects > 1000
