@@ -22,6 +22,7 @@ from sqlglot.schema import MappingSchema
 
 from airflow_lineage_provider.lineage.model import SPARK_CATALOG
 from airflow_lineage_provider.lineage.sql.columns import qualify_columns as own_qualify_columns
+from airflow_lineage_provider.lineage.sql.paths import read_struct_paths
 from airflow_lineage_provider.lineage.sql.pivot import name_pivot_values
 from airflow_lineage_provider.lineage.sql.render import SPARK_DIALECT, Finder
 
@@ -45,6 +46,7 @@ def qualify(query: exp.Expression, sql: str, db: str, schema: MappingSchema
         _tell_repeats_apart(query)
     if not _qualify_tables(query, db):
         query = qualify_tables(query, db=db, catalog=SPARK_CATALOG, dialect=SPARK_DIALECT)
+    read_struct_paths(query, text)
     # Its column step too, on scopes the resolver reuses, when the query needs only its common steps.
     try:
         query, root = _columns(query, schema, using)
