@@ -956,4 +956,17 @@ STATIC_CASES: list[Case] = [
       {"id": {"cust.id:I"}, "pa": {"cust.props:A"}}, {"cust.id:GROUP_BY", "cust.name:CONDITIONAL"}, target="st_pv_v"),
     C("st_pivot_array_beside_sum", "SELECT * FROM (SELECT dept, age, tags, salary FROM emp) PIVOT (sum(salary) AS s, min(tags) AS t FOR dept IN ('a' AS a))",
       {"age": {"emp.age:I"}, "a_s": {"emp.salary:A"}, "a_t": {"emp.tags:A"}}, {"emp.age:GROUP_BY", "emp.dept:CONDITIONAL"}),
+    # -- a set operation's column widened to the common type: a branch cast with loss is a TRANSFORMATION ------------
+    C("st_widen_union_decimal_sum", "SELECT amount FROM orders UNION ALL SELECT amount + amount FROM orders",
+      {"amount": {"orders.amount:T"}}, set()),
+    C("st_widen_intersect_decimal", "SELECT t.a FROM (SELECT amount AS a FROM orders INTERSECT SELECT amount - 1 FROM orders) t",
+      {"a": {"orders.amount:T"}}, {"orders.amount:FILTER"}),
+    C("st_widen_string_int_ctas", "CREATE TABLE IF NOT EXISTS st_wd_ctas USING parquet AS SELECT name AS v FROM emp UNION ALL SELECT age FROM emp",
+      {"v": {"emp.name:T", "emp.age:I"}}, set(), target="st_wd_ctas"),
+    C("st_widen_int_double_insert", "INSERT INTO out2 SELECT name, age FROM emp UNION ALL SELECT dname, salary FROM emp JOIN dept ON emp.dept = dept.dept",
+      {"a": {"emp.name:I", "dept.dname:I"}, "b": {"emp.age:I", "emp.salary:I"}}, {"emp.dept:JOIN", "dept.dept:JOIN"}, target="out2"),
+    C("st_widen_except_view", "CREATE OR REPLACE VIEW st_wd_v AS SELECT amount FROM orders EXCEPT SELECT amount + amount FROM orders",
+      {"amount": {"orders.amount:T"}}, {"orders.amount:FILTER"}, target="st_wd_v"),
+    C("st_widen_nested_union_bigint", "SELECT * FROM (SELECT age FROM emp UNION ALL SELECT id FROM emp UNION ALL SELECT mgr_id FROM emp)",
+      {"age": {"emp.age:I", "emp.id:I", "emp.mgr_id:I"}}, set()),
 ]
