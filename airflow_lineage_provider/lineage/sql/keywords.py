@@ -49,18 +49,11 @@ _ARITHMETIC = frozenset({_T.PLUS, _T.DASH, _T.STAR, _T.SLASH, _T.MOD, _T.DPIPE})
 # an operator after one of them is no sign that it is a name; ``VALUES`` only before a minus sign.
 _STARTS = frozenset({_T.SELECT, _T.ALL, _T.DISTINCT, _T.INTERVAL, _T.CASE, _T.WITH, _T.LATERAL})
 _QUANTIFIERS = frozenset({_T.ALL, _T.DISTINCT})  # after a comma, no quantifier: ``a, all + 1`` is a name
-# A word of ``_NAMES`` in the text: only then are the tokens looked at.
-_WORDS = re.compile(r"\b(?:all|values|interval|cross|lateral|qualify|using|case|when|then|else|distinct|having|"
-                    r"where|from|select|as|on|join|inner|outer|union|except|minus|intersect|and|or|like|rlike|"
-                    r"ilike|between|with|into|tablesample|limit|offset)\s*(?:[,)=<>!;]|(?:from|is|in|as|asc|desc|where|group|"
-                    r"order|having|limit|and|or|then|else|end)\b|[-+*/%|]|$)", re.IGNORECASE)
-
-
 def parse(text: str) -> exp.Expression:
     """sqlglot's tree of one statement (``sqlglot.parse_one``), Spark's keywords that stand as column
     names read as names."""
     tokens = SPARK_DIALECT.tokenize(text)
-    named_all = _WORDS.search(text) is not None and _names(tokens)
+    named_all = _names(tokens)  # a plain loop over the tokens: a tenth of the cost of a regex over the text
     result = SPARK_DIALECT.parser().parse(tokens, text)
     if not result or result[0] is None:
         raise ParseError(f"No expression was parsed from '{text}'")
@@ -102,7 +95,7 @@ _BY_ALL = re.compile(r"\bby\s+all\b", re.IGNORECASE)
 def by_all(query: exp.Expression, text: str, schema: Any) -> None:
     """``GROUP BY all`` / ``ORDER BY all`` of a select over a relation with a column ``all``: that column.
     ``query``: its tables qualified; ``schema``: sqlglot's ``MappingSchema`` of the tables."""
-    if not _BY_ALL.search(text):
+    if "all" not in text or not _BY_ALL.search(text):
         return
     for select in query.find_all(exp.Select):
         group = select.args.get("group")
