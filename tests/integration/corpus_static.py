@@ -969,4 +969,10 @@ STATIC_CASES: list[Case] = [
       {"amount": {"orders.amount:T"}}, {"orders.amount:FILTER"}, target="st_wd_v"),
     C("st_widen_nested_union_bigint", "SELECT * FROM (SELECT age FROM emp UNION ALL SELECT id FROM emp UNION ALL SELECT mgr_id FROM emp)",
       {"age": {"emp.age:I", "emp.id:I", "emp.mgr_id:I"}}, set()),
+    C("st_widen_values_string_to_int", "SELECT * FROM VALUES (0, 1) AS v(x, y) UNION ALL SELECT id, name FROM emp",
+      {"x": {"emp.id:I"}, "y": {"emp.name:T"}}, set()),
+    C("st_widen_values_decimal_ctas", "CREATE TABLE IF NOT EXISTS st_wd_ctas2 USING parquet AS SELECT amount FROM orders UNION ALL SELECT * FROM VALUES (123456789012.5) AS v(a)",
+      {"amount": {"orders.amount:T"}}, set(), target="st_wd_ctas2"),
+    C("st_widen_values_rows_view", "CREATE OR REPLACE VIEW st_wd_v2 AS SELECT age FROM emp UNION ALL SELECT * FROM VALUES (1), (2) AS v(a)",
+      {"age": {"emp.age:I"}}, set(), target="st_wd_v2"),
 ]

@@ -366,6 +366,8 @@ class Resolver(Conditions, Pivots):
         if isinstance(e, exp.SetOperation):
             return common_type([self.output_type(b, position) for b in scope.set_operation_scopes]) \
                 if scope.set_operation_scopes else None
+        if isinstance(e, exp.Values):
+            return self._rows_type(scope, e, position)
         if not isinstance(e, exp.Select) or position >= len(e.expressions):
             return None
         return self._expression_type(scope, e.expressions[position])
@@ -374,7 +376,7 @@ class Resolver(Conditions, Pivots):
         while isinstance(node, (exp.Alias, exp.Paren)):
             node = node.this
         if type(node) is exp.Column:
-            return self.column_type(scope, node)
+            return self.column_type(scope, node) or self._values_type(scope, node)
         if isinstance(node, exp.Cast):
             return norm_type(plain_sql(node.to))
         if isinstance(node, exp.Literal):
@@ -383,6 +385,22 @@ class Resolver(Conditions, Pivots):
             return arithmetic_type(type(node), self._expression_type(scope, node.this),
                                    self._expression_type(scope, node.expression))
         return None
+
+    def _values_type(self, scope: Scope, col: exp.Column) -> str | None:
+        """The type of a column of rows of literals (``VALUES (0, 'a') AS v(x, y)``): the rows' common type."""
+        src = self.sources(scope).get(col.table) if col.table else None
+        names = self.source_outputs(src) if src is not None and src.kind == "values" else None
+        if not names or col.name not in names:
+            return None
+        return self._rows_type(scope, src.node, names.index(col.name))
+
+    def _rows_type(self, scope: Scope, values: exp.Values, position: int) -> str | None:
+        types: list[str | None] = []
+        for row in values.expressions:
+            items = row.expressions if isinstance(row, exp.Tuple) else [row]
+            value = items[position] if position < len(items) else None
+            types.append(self._expression_type(scope, value) if value is not None else None)
+        return common_type(types)
 
     def expression_origins(self, scope: Scope, proj: exp.Expression) -> frozenset[Origin]:
         inner = proj.this if isinstance(proj, exp.Alias) else proj
