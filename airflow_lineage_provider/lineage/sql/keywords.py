@@ -1,4 +1,4 @@
-"""Spark's keywords used as column names (``all``, ``values``, ``from``, ``case``, ...), read as Spark reads them.
+"""Spark's keywords used as column names (``all``, ``values``, ``from``, ``when``, ...), read as Spark reads them.
 
 Spark reserves no keyword by default: a column may be named ``values`` or ``all`` and be written
 bare. sqlglot reads such a word as its keyword wherever it stands, so the statement fails to
@@ -22,9 +22,10 @@ from sqlglot.tokens import Token, TokenType
 from airflow_lineage_provider.lineage.sql.render import SPARK_DIALECT
 
 _T = TokenType
-# Keywords sqlglot reserves that Spark reads as a column's name where a name stands (checked against Spark).
+# Keywords sqlglot reserves that Spark reads as a column's name where a name stands (checked against Spark;
+# ``case`` and ``not`` sqlglot's parser reads by their text, whatever their token: not made names here).
 _NAMES = frozenset({
-    _T.ALL, _T.VALUES, _T.INTERVAL, _T.CROSS, _T.LATERAL, _T.QUALIFY, _T.USING, _T.CASE, _T.WHEN, _T.THEN,
+    _T.ALL, _T.VALUES, _T.INTERVAL, _T.CROSS, _T.LATERAL, _T.QUALIFY, _T.USING, _T.WHEN, _T.THEN,
     _T.ELSE, _T.DISTINCT, _T.HAVING, _T.WHERE, _T.FROM, _T.SELECT, _T.ALIAS, _T.ON, _T.JOIN, _T.INNER,
     _T.OUTER, _T.UNION, _T.EXCEPT, _T.INTERSECT, _T.AND, _T.OR, _T.LIKE, _T.RLIKE, _T.ILIKE, _T.BETWEEN,
     _T.WITH, _T.INTO, _T.TABLE_SAMPLE, _T.LIMIT, _T.OFFSET,
@@ -49,6 +50,8 @@ _ARITHMETIC = frozenset({_T.PLUS, _T.DASH, _T.STAR, _T.SLASH, _T.MOD, _T.DPIPE})
 # an operator after one of them is no sign that it is a name; ``VALUES`` only before a minus sign.
 _STARTS = frozenset({_T.SELECT, _T.ALL, _T.DISTINCT, _T.INTERVAL, _T.CASE, _T.WITH, _T.LATERAL})
 _QUANTIFIERS = frozenset({_T.ALL, _T.DISTINCT})  # after a comma, no quantifier: ``a, all + 1`` is a name
+
+
 def parse(text: str) -> exp.Expression:
     """sqlglot's tree of one statement (``sqlglot.parse_one``), Spark's keywords that stand as column
     names read as names."""
