@@ -84,7 +84,7 @@ class Catalog:
 
     def get(self, name: str) -> TableInfo | None:
         if name in self.tables:
-            return self.tables[name]
+            return self._typed(self.tables[name])
         if name in self.dropped:
             return None
         if name in self.parameter:
@@ -116,8 +116,30 @@ class Catalog:
         out.update(self.parameter)
         for name in self.dropped:
             out.pop(name, None)
-        out.update(self.tables)
+        out.update((name, self._typed(info)) for name, info in self.tables.items())
         return out
+
+    def _typed(self, info: TableInfo) -> TableInfo:
+        """A table the script created with a query (its column types are not inferred from the text), its
+        types those the cache saw of the same columns: what a run's plans (or the last run's) read of it."""
+        if self.cache is None or info.view is not None or all(t for _, t in info.columns):
+            return info
+        memo = self.__dict__.setdefault("_typed_memo", {})  # per table made: one typed copy (its lookup index)
+        found = memo.get(id(info))
+        if found is not None and found[0] is info:
+            return found[1]
+        memo[id(info)] = (info, self._with_cache_types(info))
+        return memo[id(info)][1]
+
+    def _with_cache_types(self, info: TableInfo) -> TableInfo:
+        seen = self.cache.get(info.name) if self.cache is not None else None
+        if not seen:
+            return info
+        types = {c.lower(): t for c, t in seen}
+        if [c.lower() for c, _ in info.columns] != [c.lower() for c, _ in seen]:
+            return info
+        return TableInfo(info.name, [(c, t or types.get(c.lower(), "")) for c, t in info.columns], info.location,
+                         info.partitions, info.view, info.source)
 
 
 def parameter_tables(schema: Mapping[str, Any] | None, database: str = "default") -> dict[str, TableInfo]:

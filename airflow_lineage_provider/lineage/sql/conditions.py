@@ -153,7 +153,7 @@ class Conditions:
                 for c in f.find_all(exp.Column):
                     self._add_indirect(self.source_column(scope, src.inner, c.name), FILTER)
             return
-        for c in keep + names:
+        for c in keep if self.pivots_by_condition(src) else keep + names:
             self._add_indirect(self.source_column(scope, src.inner, c), GROUP_BY)
         for c in names:
             self._add_indirect(self.source_column(scope, src.inner, c), CONDITIONAL)

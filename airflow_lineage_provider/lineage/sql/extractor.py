@@ -51,10 +51,11 @@ from airflow_lineage_provider.lineage.sql.catalog import (
     parameter_tables,
     struct_fields,
 )
+from airflow_lineage_provider.lineage.sql.keywords import parse
 from airflow_lineage_provider.lineage.sql.pipes import requalify as requalify_pipes
 from airflow_lineage_provider.lineage.sql.pipes import rewrite as rewrite_pipes
 from airflow_lineage_provider.lineage.sql.qualify import output_name, qualify
-from airflow_lineage_provider.lineage.sql.render import DIALECT, parse_one, plain_sql, render
+from airflow_lineage_provider.lineage.sql.render import DIALECT, plain_sql, render
 from airflow_lineage_provider.lineage.sql.roles import field_path, function_name
 from airflow_lineage_provider.lineage.sql.rowlevel import MODES as ROW_LEVEL_MODES
 from airflow_lineage_provider.lineage.sql.rowlevel import rewrite as row_level_query
@@ -209,14 +210,14 @@ class SqlExtractor:
         """sqlglot's tree of a statement; ``original``: the statement as written, when its pipe syntax was
         rewritten (a rewrite sqlglot cannot read is a gap of ours: the statement is then read as written)."""
         try:
-            tree = parse_one(text)
+            tree = parse(text)
         except SqlglotError:
             if original is None:
                 raise
             self._sql = original
             self._pipe_notes = ["the pipe syntax (|>) as the static extractor writes it could not be parsed: the "
                                 "statement is read as sqlglot reads it"]
-            return parse_one(original)
+            return parse(original)
         if original is not None:
             requalify_pipes(tree)
         return tree
@@ -739,7 +740,7 @@ class SqlExtractor:
     def _directory(self, sql: str, index: int, m: re.Match[str]) -> list[StatementLineage]:
         path = _directory_path(m)
         try:
-            query = parse_one(m.group("query"))
+            query = parse(m.group("query"))
             if "|>" in sql:
                 requalify_pipes(query)
         except SqlglotError as e:

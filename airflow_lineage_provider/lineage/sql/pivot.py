@@ -32,6 +32,40 @@ class Pivots:
         values = [c.name for c in pivot.args.get("columns") or []]
         return keep, sorted(pivot_cols), values
 
+    def pivots_by_condition(self, src: Source) -> bool:
+        """Whether Spark pivots with one conditional aggregate per value (``min(if(k = 'v', x, null))``) and
+        no grouping by the pivot columns: when an aggregate's result is not atomic (an array, map or struct:
+        ``collect_list(x)``, ``min(arr)``), which ``PivotFirst`` cannot hold."""
+        for agg in src.node.expressions:
+            inner = agg.this if isinstance(agg, exp.Alias) else agg
+            if isinstance(inner, (exp.ArrayAgg, exp.ArrayUniqueAgg)):
+                return True
+            if isinstance(inner, (exp.Min, exp.Max, exp.First, exp.Last, exp.AnyValue)) \
+                    and isinstance(inner.this, exp.Column):
+                kind = self._inner_type(src.inner, inner.this.name)
+                if kind and kind.startswith(("array", "map", "struct")):
+                    return True
+        return False
+
+    def _inner_type(self, inner: Source | None, name: str) -> str | None:
+        """The type of a pivoted relation's column, when known."""
+        if inner is None:
+            return None
+        if inner.kind == "table" and inner.info is not None:
+            kind = inner.info.type_of(name)
+            return kind.lower() if kind else None
+        if inner.kind == "scope" and isinstance(inner.node.expression, exp.Select):
+            column = exp.column(name)
+            proj = self.projections(inner.node).get(name)
+            node = proj.this if isinstance(proj, exp.Alias) else proj
+            if isinstance(node, exp.Column):
+                column = node
+            else:
+                return None
+            kind = self.column_type(inner.node, column)
+            return kind.lower() if kind else None
+        return None
+
     def pivot_outputs(self, src: Source) -> list[str] | None:
         """Column names a pivot or unpivot offers; ``None`` when its input's are unknown."""
         if self.source_outputs(src.inner) is None:

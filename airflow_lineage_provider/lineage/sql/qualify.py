@@ -21,9 +21,13 @@ from sqlglot.optimizer.scope import Scope
 from sqlglot.schema import MappingSchema
 
 from airflow_lineage_provider.lineage.model import SPARK_CATALOG
+from airflow_lineage_provider.lineage.sql.aliases import name_lateral_references
 from airflow_lineage_provider.lineage.sql.columns import qualify_columns as own_qualify_columns
+from airflow_lineage_provider.lineage.sql.keywords import by_all
+from airflow_lineage_provider.lineage.sql.paths import read_struct_paths
 from airflow_lineage_provider.lineage.sql.pivot import name_pivot_values
 from airflow_lineage_provider.lineage.sql.render import SPARK_DIALECT, Finder
+from airflow_lineage_provider.lineage.sql.using import later_keys, put_back
 
 # ``parquet.`/path``` reads files, not a table of database ``parquet``: the formats Spark reads by path.
 FILE_FORMATS = frozenset({"parquet", "orc", "json", "csv", "text", "avro", "delta", "binaryfile"})
@@ -46,6 +50,12 @@ def qualify(query: exp.Expression, sql: str, db: str, schema: MappingSchema
         walked = None  # a renamed projection is a copy: the nodes found are no longer all in the tree
     if not _qualify_tables(query, db, walked.table_parts if walked else None):
         query, walked = qualify_tables(query, db=db, catalog=SPARK_CATALOG, dialect=SPARK_DIALECT), None
+    # Spark's readings sqlglot lacks; they change columns inside selects, never the selects themselves.
+    read_struct_paths(query, text)
+    by_all(query, text, schema)
+    name_lateral_references(query, sql, schema, names)
+    # A star over a USING join then another join: what sqlglot's expansion leaves out, noted first.
+    later = later_keys(query, using, schema) if using and "*" in text else []
     # Its column step too, on scopes the resolver reuses, when the query needs only its common steps.
     try:
         query, root = _columns(query, schema, using)
@@ -57,6 +67,8 @@ def qualify(query: exp.Expression, sql: str, db: str, schema: MappingSchema
         query, root = _columns(query, schema, using)
     if root is None:
         walked = None  # sqlglot's column step may copy parts of the tree
+    if later:
+        put_back(later)
     # A star over a relation whose own star made two columns of one name (``LATERAL (SELECT t1.*, t2.*)``)
     # is left unexpanded: those inner stars are expanded now, so their repeats can be told apart.
     if "*" in text and _star_left(query, walked.selects if walked else None) and _tell_repeats_apart(query):

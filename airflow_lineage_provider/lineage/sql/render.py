@@ -15,6 +15,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
+from sqlglot.tokens import Token
 
 from airflow_lineage_provider.lineage import functions
 
@@ -100,13 +101,22 @@ class _Readers(threading.local):
 _READERS = _Readers()
 
 
-def parse_one(sql: str) -> exp.Expression:
-    """``sqlglot.parse_one(sql, dialect=SPARK_DIALECT)``, with this thread's tokenizer and parser."""
-    readers = _READERS
-    result = readers.parser.parse(readers.tokenizer.tokenize(sql), sql)
+def tokenize(sql: str) -> list[Token]:
+    """Spark's tokens of ``sql``, with this thread's tokenizer."""
+    return _READERS.tokenizer.tokenize(sql)
+
+
+def parse_tokens(tokens: list[Token], sql: str) -> exp.Expression:
+    """sqlglot's tree of ``tokens`` (``sql``'s), with this thread's parser: one statement, or a block."""
+    result = _READERS.parser.parse(tokens, sql)
     if not result or result[0] is None:
         raise ParseError(f"No expression was parsed from '{sql}'")
     return exp.Block(expressions=result) if len(result) > 1 else result[0]
+
+
+def parse_one(sql: str) -> exp.Expression:
+    """``sqlglot.parse_one(sql, dialect=SPARK_DIALECT)``, with this thread's tokenizer and parser."""
+    return parse_tokens(tokenize(sql), sql)
 
 
 class Finder:

@@ -32,6 +32,7 @@ from airflow_lineage_provider.lineage.sql.qualify import FILE_FORMATS, using_key
 from airflow_lineage_provider.lineage.sql.render import plain_sql, render, spark_name
 from airflow_lineage_provider.lineage.sql.roles import Ref, collect_refs, field_path, norm_type
 from airflow_lineage_provider.lineage.sql.shared import PARTIAL_CONFIDENCE, UNCHECKED_CONFIDENCE, Result, Source
+from airflow_lineage_provider.lineage.sql.widening import arithmetic_type, common_type, literal_type
 
 _UNNAMED = re.compile(r"_col_\d+")  # qualify's name for an output column the query leaves unnamed
 _GROUPING_ID = "grouping__id"  # the column Spark's grouping analytics add: which grouping set a row is of
@@ -336,11 +337,18 @@ class Resolver(Conditions, Pivots):
                 position = names.index(name) if name in names else None
             if position is not None:
                 branches = scope.set_operation_scopes if isinstance(e, exp.Union) else scope.set_operation_scopes[:1]
+                # A branch Spark casts to the column's common type, losing values: a TRANSFORMATION.
+                types = [self.output_type(b, position) for b in scope.set_operation_scopes]
+                common = common_type(types)
                 out: set[Origin] = set()
-                for branch in branches:
+                for branch, kind in zip(branches, types):
                     bnames = self.outputs(branch)
                     if position < len(bnames):
-                        out |= self.resolve(branch, bnames[position], position)
+                        found = self.resolve(branch, bnames[position], position)
+                        if common is not None and kind != common and not widens(kind, common):
+                            found = frozenset(Origin(o.table, o.field, stronger(TRANSFORMATION, o.subtype),
+                                                     o.expression, o.masking) for o in found)
+                        out |= found
                 result = frozenset(out)
         elif isinstance(e, exp.Select):
             if position is not None and position < len(e.expressions):
@@ -351,6 +359,48 @@ class Resolver(Conditions, Pivots):
                 result = self.expression_origins(scope, proj)
         self._memo[key] = result
         return result
+
+    def output_type(self, scope: Scope, position: int) -> str | None:
+        """The type of a query's output column at ``position``, when the text tells it for sure."""
+        e = scope.expression
+        if isinstance(e, exp.SetOperation):
+            return common_type([self.output_type(b, position) for b in scope.set_operation_scopes]) \
+                if scope.set_operation_scopes else None
+        if isinstance(e, exp.Values):
+            return self._rows_type(scope, e, position)
+        if not isinstance(e, exp.Select) or position >= len(e.expressions):
+            return None
+        return self._expression_type(scope, e.expressions[position])
+
+    def _expression_type(self, scope: Scope, node: exp.Expression) -> str | None:
+        while isinstance(node, (exp.Alias, exp.Paren)):
+            node = node.this
+        if type(node) is exp.Column:
+            return self.column_type(scope, node) or self._values_type(scope, node)
+        if isinstance(node, exp.Cast):
+            return norm_type(plain_sql(node.to))
+        if isinstance(node, exp.Literal):
+            return literal_type(node)
+        if isinstance(node, (exp.Add, exp.Sub)):
+            return arithmetic_type(type(node), self._expression_type(scope, node.this),
+                                   self._expression_type(scope, node.expression))
+        return None
+
+    def _values_type(self, scope: Scope, col: exp.Column) -> str | None:
+        """The type of a column of rows of literals (``VALUES (0, 'a') AS v(x, y)``): the rows' common type."""
+        src = self.sources(scope).get(col.table) if col.table else None
+        names = self.source_outputs(src) if src is not None and src.kind == "values" else None
+        if not names or col.name not in names:
+            return None
+        return self._rows_type(scope, src.node, names.index(col.name))
+
+    def _rows_type(self, scope: Scope, values: exp.Values, position: int) -> str | None:
+        types: list[str | None] = []
+        for row in values.expressions:
+            items = row.expressions if isinstance(row, exp.Tuple) else [row]
+            value = items[position] if position < len(items) else None
+            types.append(self._expression_type(scope, value) if value is not None else None)
+        return common_type(types)
 
     def expression_origins(self, scope: Scope, proj: exp.Expression) -> frozenset[Origin]:
         inner = proj.this if isinstance(proj, exp.Alias) else proj
