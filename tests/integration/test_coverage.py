@@ -176,6 +176,8 @@ def releases_section() -> list[str]:
         "by hand with `AIRFLOW_LINEAGE_SPARK_VERSIONS`), the JVM listener in the same job, and compared with the",
         "worker release's documents: the same on every case but these, each for Spark's own reason.",
         "",
+        sv.WHOLE_CORPUS,
+        "",
         "| Spark | case | SQL | why |",
         "|---|---|---|---|",
     ]
