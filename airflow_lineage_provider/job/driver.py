@@ -16,6 +16,14 @@ import traceback
 from typing import Any
 
 if __package__ in (None, ""):  # run as a file by spark-submit
+    # pyspark first, from where spark-submit put it (its SPARK_HOME's python/lib/pyspark.zip leads PYTHONPATH):
+    # the directory put first below may be a worker's site-packages holding its own pyspark, of another release
+    # than the cluster's spark-submit that runs this file (a Spark 3.5 cluster, a 4.2 worker), whose Python
+    # half does not speak to that Spark's JVM.
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:  # not under spark-submit: the import below says what is missing
+        pass
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from airflow_lineage_provider.job import command, errors  # noqa: E402

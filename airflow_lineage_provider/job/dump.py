@@ -18,6 +18,8 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable
 
+from airflow_lineage_provider.lineage.plan.record import release_warning
+
 PLANS = "plans.jsonl"
 RESULT = "result.json"
 SCRIPT = "script.sql"
@@ -60,7 +62,9 @@ class JobResult:
     def read(cls, raw: dict[str, Any], records: list[dict[str, Any]], warnings: list[str]) -> JobResult:
         """The outcome in ``raw`` (``result.json``), with the records and the reader's own warnings."""
         known = {f.name for f in fields(cls)} - {"records", "warnings"}
-        return cls(records=records, warnings=warnings + list(raw.get("warnings") or []),
+        # A release the readers were never tested on: its plans may name a node or field otherwise (never silent).
+        release = release_warning(raw.get("spark_version")) if records else None
+        return cls(records=records, warnings=[*warnings, *(raw.get("warnings") or []), *([release] if release else [])],
                    **{k: v for k, v in raw.items() if k in known})
 
 

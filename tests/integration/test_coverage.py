@@ -160,7 +160,31 @@ def matrix(spark, jvm: dict[str, str]) -> str:
     for title, rows in by_section.items():
         lines += [f"## {title}", "", "| case | SQL | plan nodes | plan | static | jvm |", "|---|---|---|---|---|---|",
                   *rows, ""]
-    return "\n".join(lines)
+    return "\n".join(lines + releases_section())
+
+
+def releases_section() -> list[str]:
+    """The corpus on other Spark releases (``test_spark_versions.py``): where their documents differ from the
+    worker release's, and Spark's reason."""
+    from tests.integration import spark_versions as sv
+
+    lines = [
+        "## Spark releases",
+        "",
+        "Every construct family above (the first case of each section) run by the project's driver with the",
+        f"`spark-submit` of Spark {', '.join(sv.RELEASES)} (`tests/integration/test_spark_versions.py`; 4.0 and 4.1",
+        "by hand with `AIRFLOW_LINEAGE_SPARK_VERSIONS`), the JVM listener in the same job, and compared with the",
+        "worker release's documents: the same on every case but these, each for Spark's own reason.",
+        "",
+        sv.WHOLE_CORPUS,
+        "",
+        "| Spark | case | SQL | why |",
+        "|---|---|---|---|",
+    ]
+    by_name = {case.name: case for case in CASES}
+    for (line, name), why in sorted(sv.DIFFERENCES.items()):
+        lines.append(f"| {line} | `{name}` | `{_cell(by_name[name].sql)}` | {_cell(why)} |")
+    return [*lines, ""]
 
 
 @pytest.mark.slow

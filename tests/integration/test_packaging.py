@@ -8,6 +8,8 @@ import subprocess
 import sys
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 
 from airflow_lineage_provider.hooks import local_spark
 
@@ -22,6 +24,26 @@ def test_pyspark_and_pyspark_client_are_the_same_release():
     import pyspark
 
     assert pyspark.__version__ == md.version("pyspark")
+
+
+def spark_ranges() -> dict[str, SpecifierSet]:
+    """The provider's declared range of each of the two distributions that install the ``pyspark`` module."""
+    out = {}
+    for requirement in map(Requirement, md.requires("airflow-lineage-provider") or []):
+        if requirement.name in ("pyspark", "pyspark-client") and requirement.marker is None:
+            out[requirement.name] = requirement.specifier
+    return out
+
+
+def test_pyspark_and_pyspark_client_share_one_range_and_the_installed_pair_is_in_it():
+    """A range, not a pin: the same one for both (pip cannot say "equal"; setup installs a pair, the test above
+    checks it), at least Spark 4.0 to 4.3, so an image whose pyspark-client is 4.3 needs no downgrade."""
+    ranges = spark_ranges()
+    assert ranges.keys() == {"pyspark", "pyspark-client"} and ranges["pyspark"] == ranges["pyspark-client"]
+    allowed = ranges["pyspark"]
+    assert all(v in allowed for v in ("4.0.0", "4.1.4", "4.2.0", "4.3.0", "4.3.1")), allowed
+    assert not any(v in allowed for v in ("3.5.9", "4.4.0")), allowed
+    assert md.version("pyspark") in allowed and md.version("pyspark-client") in allowed
 
 
 def test_spark_connect_client_imports():

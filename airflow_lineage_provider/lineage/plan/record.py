@@ -196,6 +196,26 @@ def place(record: dict[str, Any], *, index: int, sql: str, line: int | None,
 
 # -- reading ----------------------------------------------------------------------------------------
 
+# The Spark release lines whose plan JSON the readers are tested on (tests/integration/test_spark_versions.py
+# runs the driver and the JVM listener on each and compares the documents): the node and field names the digest
+# reads are theirs. Another line may spell a node or field otherwise, and what the digest cannot read is then
+# lost: the reader says so instead of trusting it silently.
+SPARK_LINES = ("3.5", "4.0", "4.1", "4.2", "4.3")
+
+
+def release_warning(spark_version: str | None) -> str | None:
+    """The warning for a plan dumped by a Spark release whose plan JSON the readers were never tested on;
+    ``None`` for a tested release (or an unknown one: a dump without a version says nothing)."""
+    if not spark_version:
+        return None
+    parts = spark_version.split(".")
+    if ".".join(parts[:2]) in SPARK_LINES:
+        return None
+    return (f"Spark {spark_version} is a release this version of airflow-lineage-provider was not tested on "
+            f"(tested: Spark {', '.join(SPARK_LINES)}): a plan node or field it names otherwise is not read, "
+            "so check its lineage")
+
+
 def check_readable(record: dict[str, Any]) -> None:
     """Refuse a record of a format this version does not read (raw or lean), saying what to do.
 

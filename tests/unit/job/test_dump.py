@@ -133,3 +133,31 @@ def test_failed_job_read_back(tmp_path):
     assert result.error == {"index": 0, "message": "Table not found"}
     assert result.records == []
     assert result.warnings == []
+
+
+@pytest.mark.parametrize("version", ["3.5.9", "4.0.5", "4.1.4", "4.2.0", "4.3.0"])
+def test_a_tested_release_reads_without_a_warning(tmp_path, version):
+    writer = DumpWriter(str(tmp_path))
+    writer.record(RECORD_A)
+    writer.finish(JobResult(spark_version=version))
+    assert read_dump(str(tmp_path)).warnings == []
+
+
+@pytest.mark.parametrize("version", ["3.4.4", "4.4.0", "5.0.0-preview1"])
+def test_a_release_the_readers_never_saw_warns_naming_it(tmp_path, version):
+    """Its plans may name a node or field otherwise: what the digest cannot read would be lost without a word."""
+    from airflow_lineage_provider.lineage.extract import from_records
+
+    writer = DumpWriter(str(tmp_path))
+    writer.record(RECORD_A)
+    writer.finish(JobResult(spark_version=version))
+    result = read_dump(str(tmp_path))
+    [warning] = result.warnings
+    assert f"Spark {version} " in warning and "not tested" in warning and "4.3" in warning
+    assert from_records(result.records, result.warnings).warnings == (warning,)
+
+
+def test_a_job_that_captured_nothing_needs_no_release_warning(tmp_path):
+    writer = DumpWriter(str(tmp_path))
+    writer.finish(JobResult(spark_version="9.9.9"))
+    assert read_dump(str(tmp_path)).warnings == []

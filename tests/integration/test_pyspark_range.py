@@ -1,0 +1,70 @@
+"""The ends of the worker's pyspark range (``pyproject.toml``): the provider installed with a pair of another
+release than the project's own, in a fresh virtual environment, and the example DAG run there with
+``airflow dags test`` as the README's first command runs it.
+
+The lower end is the 4.0 pair; the upper end the 4.3 pair, which PyPI cannot install yet (``pyspark-client``
+4.3.0 does not exist; ``pyspark`` 4.3.0 does): that case skips with pip's own words until it can. The 4.2 pair is
+the project's own ``.venv`` (``test_example_dag.py``). The environments are kept in ``.venv-spark/pair-<X>``
+(the provider installed editable: the tree's code, the pair's dependencies).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import ROOT, document_edges
+from tests.integration.spark_versions import VENVS
+from tests.integration.test_example_dag import SEED_JOIN, SEED_SINGLE
+
+pytestmark = [pytest.mark.spark, pytest.mark.airflow, pytest.mark.slow]
+
+ENDS = ("4.0.4", "4.3.0")
+
+
+def pair_venv(version: str) -> Path:
+    """A fresh environment with the provider and ``pyspark`` == ``pyspark-client`` == ``version``, or a skip
+    with pip's reason it cannot be made."""
+    where = VENVS / f"pair-{version}"
+    if (where / ".installed").exists():
+        return where
+    subprocess.run([sys.executable, "-m", "venv", "--clear", str(where)], check=True)
+    proc = subprocess.run([str(where / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                           "-e", str(ROOT), f"pyspark=={version}", f"pyspark-client=={version}"],
+                          capture_output=True, text=True, timeout=1800)
+    if proc.returncode != 0:
+        why = [line for line in proc.stderr.splitlines() if line.startswith("ERROR")] or proc.stderr.splitlines()[-1:]
+        pytest.skip(f"the pair pyspark == pyspark-client == {version} cannot be installed: {' '.join(why)[:300]}")
+    (where / ".installed").touch()
+    return where
+
+
+@pytest.mark.parametrize("version", ENDS)
+def test_the_example_dag_runs_on_an_end_of_the_range(version, tmp_path):
+    env = pair_venv(version)
+    python = str(env / "bin" / "python")
+    check = subprocess.run([python, "-m", "pip", "check"], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout
+    versions = subprocess.run([python, "-c", "import importlib.metadata as md, pyspark; "
+                               "print(md.version('pyspark'), md.version('pyspark-client'), pyspark.__version__)"],
+                              capture_output=True, text=True, check=True).stdout.split()
+    assert versions == [version] * 3
+    home = tmp_path / "airflow"
+    run_env = {**os.environ, "AIRFLOW_HOME": str(home), "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags_examples"),
+               "AIRFLOW_LINEAGE_LOCAL_DIR": str(home / "spark_local"), "PATH": f"{env / 'bin'}:{os.environ['PATH']}"}
+    run_env.pop("PYTHONPATH", None)
+    subprocess.run([str(env / "bin" / "airflow"), "db", "migrate"], env=run_env, check=True, capture_output=True)
+    dag = subprocess.run([str(env / "bin" / "airflow"), "dags", "test", "spark_column_lineage_demo"], env=run_env,
+                         capture_output=True, text=True, timeout=900)
+    assert dag.returncode == 0 and "state=success" in dag.stdout + dag.stderr, (dag.stdout + dag.stderr)[-3000:]
+    shown = subprocess.run([str(env / "bin" / "airflow-lineage"), "show", "--dag-id", "spark_column_lineage_demo",
+                            "--format", "json"], env=run_env, capture_output=True, text=True, check=True)
+    statements = json.loads(shown.stdout)["tasks"]["build_dwd_users"]["statements"]
+    single, join = [s for s in statements if s["target"]]
+    assert document_edges(single) == SEED_SINGLE and document_edges(join) == SEED_JOIN
+    assert all(s["confidence"] == 1.0 and s["warnings"] == [] for s in statements)
