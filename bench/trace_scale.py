@@ -459,7 +459,10 @@ def report(result: dict, passes: int, load: str) -> str:
         "54 MB: 2.4 s through the API and 13 s before the page was ready; the answer is now cut to its nearest "
         "2,500 hops, and the walk past them only counts (no hop built, no staleness looked up), while a walk "
         "remembers each dataset's writers, each reader's staleness and each column's key for the hops that "
-        "meet them again.",
+        "meet them again. The follower's full build took 12 s for the 10,000 runs: Python's cycle collector "
+        "walked every object the index had kept on each of its passes (none of them is in a cycle; it is paused "
+        "while runs are read), and a restart read every run the database kept (now each task's latest, ranked "
+        "in the database, and the time of the one before).",
         "",
         "![The trace over 20 DAGs: c010 of DAG 20's last table, upstream](images/trace-20-dags.png)", ""]
     return "\n".join(lines)
