@@ -76,13 +76,6 @@ def qualify(query: exp.Expression, sql: str, db: str, schema: MappingSchema
     return query, names, using, root
 
 
-def _normalize_identifiers(query: exp.Expression, text: str) -> exp.Expression:
-    """sqlglot's ``normalize_identifiers`` for Spark (every identifier lower-cased, but for one marked
-    case-sensitive). ``text``: the statement's, in lower case."""
-    _walk(query, text)
-    return query
-
-
 class _Walked(NamedTuple):
     """What the walk that lower-cases identifiers found on the way, for the steps after it."""
 

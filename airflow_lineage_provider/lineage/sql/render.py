@@ -90,8 +90,8 @@ _GENERATORS = _Generators()
 
 
 class _Readers(threading.local):
-    """A tokenizer and a parser per thread, reused: ``sqlglot.parse_one`` builds both per call (each
-    parse starts by resetting the parser's state)."""
+    """A tokenizer and a parser per thread, reused (``keywords.parse`` reads every statement with them):
+    ``sqlglot.parse_one`` builds both per call (each parse starts by resetting the parser's state)."""
 
     def __init__(self) -> None:
         self.tokenizer = SPARK_DIALECT.tokenizer()
@@ -112,11 +112,6 @@ def parse_tokens(tokens: list[Token], sql: str) -> exp.Expression:
     if not result or result[0] is None:
         raise ParseError(f"No expression was parsed from '{sql}'")
     return exp.Block(expressions=result) if len(result) > 1 else result[0]
-
-
-def parse_one(sql: str) -> exp.Expression:
-    """``sqlglot.parse_one(sql, dialect=SPARK_DIALECT)``, with this thread's tokenizer and parser."""
-    return parse_tokens(tokenize(sql), sql)
 
 
 class Finder:
