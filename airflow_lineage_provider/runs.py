@@ -332,9 +332,11 @@ def _latest_runs(until: Any = None):
     runs = _lineage_runs().with_only_columns(XComModel.dag_id, XComModel.task_id, XComModel.run_id,
                                             XComModel.map_index, TaskInstance.end_date.label("ended"), rank)
     if until is not None:
+        from datetime import datetime
+
         from airflow_lineage_provider.lineage.trace import moment
 
-        runs = runs.where(TaskInstance.end_date <= _time(moment(until)))
+        runs = runs.where(TaskInstance.end_date <= datetime.fromisoformat(moment(until)))
     ranked = runs.subquery()
     return (select(ranked.c.dag_id, ranked.c.task_id, ranked.c.run_id, ranked.c.map_index, ranked.c.ended,
                    ranked.c.rank, case((ranked.c.rank == 1, XComModel.value), else_=None).label("value"))
@@ -343,12 +345,6 @@ def _latest_runs(until: Any = None):
                   & (XComModel.key == XCOM_KEY))
             .where(ranked.c.rank <= 2)
             .order_by(ranked.c.ended, ranked.c.rank.desc()))
-
-
-def _time(text: str) -> Any:
-    from datetime import datetime
-
-    return datetime.fromisoformat(text)
 
 
 @contextmanager

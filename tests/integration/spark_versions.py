@@ -163,10 +163,10 @@ def run(home: Path | None, cases: list[Case], base: Path, dry_run: bool = False)
         conf.update({**jvm_listener.listener_conf(None, str(base / "jvm")), jvm_listener.JARS_CONF: str(jvm_listener.JAR)})
     spark_home_dir = str(home) if home else local_spark.spark_home()
     env = {**os.environ, **local_spark.local_env(), "SPARK_HOME": spark_home_dir}
-    cmd = [str(Path(spark_home_dir) / "bin" / "spark-submit"), "--master", "local[2]"]
-    for key, value in conf.items():
-        cmd += ["--conf", f"{key}={value}"]
-    cmd += [str(installed_copy(base)), *command.arguments(str(dump), keep_going=True, dry_run=dry_run)]
+    # The hook's command line, with the release's own spark-submit in place of the worker's.
+    cmd = local_spark.submit_command("local[2]", conf, str(installed_copy(base)),
+                                     command.arguments(str(dump), keep_going=True, dry_run=dry_run))
+    cmd[0] = str(Path(spark_home_dir) / "bin" / "spark-submit")
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
     result = read_dump(str(dump))
     if result.spark_version is None:
