@@ -40,9 +40,11 @@ source "$(dirname "$0")/env.sh"
 "$VENV/bin/python" - <<'PY'
 import importlib.metadata as md
 import pyspark, pyspark.sql.connect.session  # noqa: F401  (the Spark Connect client imports)
-full, client = md.version("pyspark"), md.version("pyspark-client")
-assert full == client, f"pyspark {full} and pyspark-client {client} must be the same release (one module)"
-print(f"setup: pyspark {full} == pyspark-client {client}; Spark Connect client imports")
+from airflow_lineage_provider.hooks.local_spark import pair_mismatch  # the rule the hook warns by
+problem = pair_mismatch()
+assert problem is None, problem
+print(f"setup: pyspark {md.version('pyspark')} == pyspark-client {md.version('pyspark-client')}; "
+      "Spark Connect client imports")
 PY
 
 mkdir -p "$AIRFLOW_HOME"
