@@ -105,7 +105,9 @@ def stronger(a: str, b: str) -> str:
 
 
 # Numeric types in widening order, under both Spark's JSON names and SQL's.
-_WIDENING = {"tinyint": 0, "byte": 0, "smallint": 1, "short": 1, "int": 2, "integer": 2, "bigint": 3, "long": 3,
+# Spark's numeric types in widening order (aliases beside): the one order both the cast rule below and
+# the static extractor's set-operation widening (lineage/sql/widening.py) read.
+NUMERIC_RANK = {"tinyint": 0, "byte": 0, "smallint": 1, "short": 1, "int": 2, "integer": 2, "bigint": 3, "long": 3,
              "float": 4, "real": 4, "double": 5}
 
 
@@ -118,9 +120,9 @@ def widens(source: str | None, target: str | None) -> bool:
         return False
     if source == target:
         return True
-    if source in _WIDENING and target in _WIDENING:
-        return _WIDENING[source] <= _WIDENING[target]
-    return source in _WIDENING and target.startswith("decimal") and _WIDENING[source] <= 3
+    if source in NUMERIC_RANK and target in NUMERIC_RANK:
+        return NUMERIC_RANK[source] <= NUMERIC_RANK[target]
+    return source in NUMERIC_RANK and target.startswith("decimal") and NUMERIC_RANK[source] <= 3
 
 
 @dataclass(frozen=True)

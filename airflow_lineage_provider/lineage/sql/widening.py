@@ -13,8 +13,11 @@ import re
 
 from sqlglot import exp
 
-# Integral types in widening order, and the decimal each fits in (Spark's ``DecimalType.forType``).
-_INTEGRAL = {"tinyint": (0, 3), "smallint": (1, 5), "int": (2, 10), "bigint": (3, 20)}
+from airflow_lineage_provider.lineage.model import NUMERIC_RANK
+
+# The decimal precision each integral type fits in (Spark's ``DecimalType.forType``); their order is
+# ``model.NUMERIC_RANK``'s.
+_INTEGRAL = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
 _FRACTIONAL = {"float": 4, "double": 5}
 _DECIMAL = re.compile(r"decimal\((\d+),(\d+)\)")
 _MAX_PRECISION = 38
@@ -40,7 +43,7 @@ def arithmetic_type(kind: type, left: str | None, right: str | None) -> str | No
     if left is None or right is None:
         return None
     if left in _INTEGRAL and right in _INTEGRAL:
-        return left if _INTEGRAL[left][0] >= _INTEGRAL[right][0] else right
+        return left if NUMERIC_RANK[left] >= NUMERIC_RANK[right] else right
     a, b = _decimal(left), _decimal(right)
     if a is None or b is None or kind not in (exp.Add, exp.Sub):
         return None
@@ -72,7 +75,7 @@ def _wider(a: str, b: str | None) -> str | None:
             return None
         return "double" if "double" in (a, b) or _DECIMAL.fullmatch(a) or _DECIMAL.fullmatch(b) else "float"
     if a in _INTEGRAL and b in _INTEGRAL:
-        return a if _INTEGRAL[a][0] >= _INTEGRAL[b][0] else b
+        return a if NUMERIC_RANK[a] >= NUMERIC_RANK[b] else b
     x, y = _decimal(a), _decimal(b)
     if x is None or y is None:
         return None
@@ -84,6 +87,6 @@ def _wider(a: str, b: str | None) -> str | None:
 def _decimal(t: str) -> tuple[int, int] | None:
     """(precision, scale) of a decimal, or of the decimal an integral type fits in."""
     if t in _INTEGRAL:
-        return _INTEGRAL[t][1], 0
+        return _INTEGRAL[t], 0
     m = _DECIMAL.fullmatch(t)
     return (int(m.group(1)), int(m.group(2))) if m else None
