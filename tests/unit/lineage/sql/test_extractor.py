@@ -615,3 +615,21 @@ def test_a_struct_star_with_except_leaves_those_fields_out():
     st = last("CREATE TABLE c (id INT, info STRUCT<city: STRING, zip: STRING, geo: STRUCT<lat: DOUBLE>>) USING parquet;\n"
               "SELECT x.info.* EXCEPT (zip) FROM c x")
     assert short(st) == {"city": {"c.info.city:I"}, "geo": {"c.info.geo:I"}} and st.warnings == ()
+
+
+@pytest.mark.parametrize(("text", "may_hold"), [
+    ("select x.a from dept as x(a, b)", True),
+    ("select * from dept x(a,b) join emp as y ( i , n ) on x.a = y.i", True),
+    ("select * from emp e, dept d(k, n)", True),  # a comma join
+    ("select s from (select name from emp) as q(s)", True),  # a derived table
+    ("select e.n, s.p from emp e, lateral (select e.salary) s(p)", True),
+    ("select sum(a) over (partition by b) from t", False),
+    ("select a, sum(b), count(c) from t group by a", False),  # function calls after commas
+    ("select a from t where a in (b, c)", False),
+    ("select a from t join u using (k)", False),
+    ("select count(x) filter (where y) from t", False),
+])
+def test_the_alias_list_gate_opens_for_every_list_of_column_aliases(text, may_hold):
+    from airflow_lineage_provider.lineage.sql.extractor import _alias_list
+
+    assert _alias_list(text) is may_hold
