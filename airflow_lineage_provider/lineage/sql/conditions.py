@@ -157,6 +157,12 @@ class Conditions:
             self._add_indirect(self.source_column(scope, src.inner, c), GROUP_BY)
         for c in names:
             self._add_indirect(self.source_column(scope, src.inner, c), CONDITIONAL)
+        for agg in pivot.expressions:  # an aggregate's CASE / IF conditions, as a projection's (``note_projection``)
+            refs: list[Ref] = []
+            collect_refs(agg.this if isinstance(agg, exp.Alias) else agg, refs, [], False, False, False, False)
+            for ref in refs:
+                if ref.conditional:
+                    self._add_indirect(self.source_column(scope, src.inner, ref.column.name), CONDITIONAL)
 
     def _condition_column(self, scope: Scope, col: exp.Column, select_first: bool = False) -> frozenset[Origin]:
         """A column read by a condition; ORDER BY sees the select list first, other clauses its sources."""

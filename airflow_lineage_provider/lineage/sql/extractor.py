@@ -44,6 +44,7 @@ from airflow_lineage_provider.lineage.model import (
 )
 from airflow_lineage_provider.lineage.redact import scrub
 from airflow_lineage_provider.lineage.schema_cache import SchemaCache
+from airflow_lineage_provider.lineage.sql import pivot_syntax
 from airflow_lineage_provider.lineage.sql.catalog import (
     Catalog,
     TableInfo,
@@ -152,10 +153,16 @@ class SqlExtractor:
             return [_none(index, sql, "a SQL scripting block (BEGIN ... END) is not read by the static extractor: its "
                                       "writes depend on its variables and control flow, and are known when it runs")]
         text, directories = _multi_insert_directories(_map_reduce(self._resolve_identifiers(piped)))
+        pivots = "pivot" in text.lower()
+        wrapped = pivot_syntax.wrap(text) if pivots else None
+        if wrapped is not None:
+            text = self._sql = wrapped  # what sqlglot reads: the expressions' positions are in it
         try:
             tree = self._parse(text, sql if piped is not sql else None)
         except SqlglotError as e:
             return [_none(index, sql, _parse_failed(e))]
+        if pivots:
+            pivot_syntax.read(tree, self._sql)
         if isinstance(tree, (exp.Declare, exp.Set)):
             self._variables(tree)
             return []

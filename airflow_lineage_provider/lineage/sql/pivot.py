@@ -108,6 +108,8 @@ class Pivots:
             text = self.render(agg.this if isinstance(agg, exp.Alias) else agg)
             out = set()
             for ref in refs:
+                if ref.conditional:  # a CASE / IF condition: an indirect input (``Conditions._pivot_indirect``)
+                    continue
                 for o in self.source_column(scope, src.inner, ref.column.name):
                     out.add(Origin(o.table, o.field, stronger(ref.subtype, o.subtype), text, o.masking or ref.masking))
             return frozenset(out)
