@@ -44,7 +44,6 @@ from airflow_lineage_provider.lineage.model import (
 )
 from airflow_lineage_provider.lineage.redact import scrub
 from airflow_lineage_provider.lineage.schema_cache import SchemaCache
-from airflow_lineage_provider.lineage.sql import pivot_syntax
 from airflow_lineage_provider.lineage.sql.catalog import (
     Catalog,
     TableInfo,
@@ -55,6 +54,8 @@ from airflow_lineage_provider.lineage.sql.catalog import (
 from airflow_lineage_provider.lineage.sql.keywords import parse
 from airflow_lineage_provider.lineage.sql.pipes import requalify as requalify_pipes
 from airflow_lineage_provider.lineage.sql.pipes import rewrite as rewrite_pipes
+from airflow_lineage_provider.lineage.sql.pivot_syntax import read as read_pivots
+from airflow_lineage_provider.lineage.sql.pivot_syntax import wrap as wrap_pivots
 from airflow_lineage_provider.lineage.sql.qualify import output_name, qualify
 from airflow_lineage_provider.lineage.sql.render import DIALECT, plain_sql, render
 from airflow_lineage_provider.lineage.sql.roles import field_path, function_name
@@ -154,7 +155,7 @@ class SqlExtractor:
                                       "writes depend on its variables and control flow, and are known when it runs")]
         text, directories = _multi_insert_directories(_map_reduce(self._resolve_identifiers(piped)))
         pivots = "pivot" in text.lower()
-        wrapped = pivot_syntax.wrap(text) if pivots else None
+        wrapped = wrap_pivots(text) if pivots else None
         if wrapped is not None:
             text = self._sql = wrapped  # what sqlglot reads: the expressions' positions are in it
         try:
@@ -162,7 +163,7 @@ class SqlExtractor:
         except SqlglotError as e:
             return [_none(index, sql, _parse_failed(e))]
         if pivots:
-            pivot_syntax.read(tree, self._sql)
+            read_pivots(tree, self._sql)
         if isinstance(tree, (exp.Declare, exp.Set)):
             self._variables(tree)
             return []
