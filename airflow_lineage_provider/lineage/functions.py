@@ -22,7 +22,7 @@ OFFSET_WINDOW = frozenset({"lag", "lead", "nth_value"})
 # Aggregate functions: an input read through one of them is an AGGREGATION.
 AGGREGATES = frozenset({
     "sum", "avg", "mean", "min", "max", "count", "count_if", "first", "last", "first_value", "last_value",
-    "collect_list", "collect_set", "array_agg", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop",
+    "collect_list", "collect_set", "array_agg", "std", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop",
     "var_samp", "corr", "covar_pop", "covar_samp", "percentile", "percentile_approx", "approx_percentile",
     "approx_count_distinct", "bit_and", "bit_or", "bit_xor", "bool_and", "bool_or", "every", "any", "some",
     "max_by", "min_by", "median", "mode", "skewness", "kurtosis", "regr_count", "regr_slope", "regr_intercept",

@@ -198,7 +198,17 @@ def spark_name(node: exp.Expression, sql: str = "") -> str:
     itself (``_pretty``)."""
     copy = _pretty(_named_windows(node).copy(), sql.lower())
     text = _GENERATORS.lower.generate(copy, copy=False)
+    if "extract(" in text:  # the field as written: sqlglot keeps it in capitals
+        text = _EXTRACT.sub(lambda m: _written_field(m, sql), text)
     return re.sub(r"DECIMAL\((\d+), (\d+)\)", r"DECIMAL(\1,\2)", text)
+
+
+_EXTRACT = re.compile(r"extract\((\w+) FROM ")
+
+
+def _written_field(m: re.Match[str], sql: str) -> str:
+    found = re.search(rf"\bextract\s*\(\s*({m.group(1)})\s+from\b", sql, re.IGNORECASE)
+    return f"extract({found.group(1) if found else m.group(1)} FROM "
 
 
 def _named_windows(node: exp.Expression) -> exp.Expression:
@@ -390,7 +400,7 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
     if isinstance(n, exp.Like) and not n.args.get("escape"):
         text = f"{_text(n.this, sql)} LIKE {_text(n.expression, sql)}"
         return exp.Var(this=f"(NOT {text})" if n.args.get("negate") else text)
-    if isinstance(n, exp.Exists):  # Exists names the outer columns it reads, not its query
+    if isinstance(n, exp.Exists) and not isinstance(n.expression, exp.Lambda):  # names the outer columns it reads
         return exp.Var(this=f"exists({', '.join(_outer_columns(n.this))})")
     if isinstance(n, exp.In) and n.args.get("query") is not None:  # and IN's query is a ListQuery
         text = f"({_text(n.this, sql)} IN (listquery({', '.join(_outer_columns(n.args['query']))})))"
@@ -467,6 +477,11 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
                                                                  exp.Literal.number(1)])
     if written in _SPARK_ALIASES.get(type(n), ()):  # nvl(a, b) is Coalesce to sqlglot, nvl to Spark
         return exp.Anonymous(this=written, expressions=list(n.iter_expressions()))
+    if type(n) in _CALLED_AS and not written:  # sqlglot keeps no place for these: the name the statement uses
+        written = next((name for name in _CALLED_AS[type(n)] if f"{name}(" in sql), _CALLED_AS[type(n)][-1])
+    named = _called(n, written)
+    if named is not None:
+        return named
     if written in _MATH_NAMES:
         operands = list(n.iter_expressions())
         arity = _MATH_NAMES[written]
@@ -491,6 +506,56 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
     return n
 
 
+def _call(name: str, operands: list[Any]) -> exp.Var:
+    """A call as Spark names it, operands written as they are (names, texts; strings unquoted)."""
+    texts = [o if isinstance(o, str) else _GENERATORS.lower.generate(o, copy=False) for o in operands]
+    return exp.Var(this=f"{name}({', '.join(texts)})")
+
+
+def _called(n: exp.Expression, written: str) -> exp.Var | None:
+    """Calls sqlglot reads as another function, or whose defaults Spark writes out in the name: the name Spark
+    gives them (``ucase(s)``, ``rpad(s, 5,  )``, ``locate(a, s, 1)``, ``date_sub(d, 1)``); measured on Spark
+    (the corpus's st_name_functions cases). ``None``: sqlglot's text is Spark's."""
+    args = n.args
+    if written in _SAME_ARGUMENTS.get(type(n), ()):
+        return _call(written, [a.this if isinstance(a, exp.TsOrDsToDate) else a for a in n.iter_expressions()])
+    if isinstance(n, exp.Anonymous) and written in ("isnull", "isnotnull") and len(n.expressions) == 1:
+        return exp.Var(this=f"({_GENERATORS.lower.generate(n.expressions[0], copy=False)} IS "
+                            f"{'NOT ' if written == 'isnotnull' else ''}NULL)")
+    if isinstance(n, exp.Pad) and args.get("fill_pattern") is None:
+        return _call("lpad" if args.get("is_left") else "rpad", [n.this, n.expression, " "])
+    if isinstance(n, exp.RegexpSplit) and args.get("limit") is None and written == "split":
+        return _call("split", [n.this, n.expression, "-1"])
+    if isinstance(n, exp.StrPosition):
+        if written == "instr":
+            return _call("instr", [n.this, args["substr"]])
+        return _call("locate", [args["substr"], n.this, args.get("position") or "1"])
+    if isinstance(n, exp.MonthsBetween) and written == "months_between" and len(list(n.iter_expressions())) == 2:
+        return _call("months_between", [n.this, n.expression, "true"])
+    if isinstance(n, exp.ArraySort) and written == "sort_array":
+        return _call("sort_array", [n.this, "false" if args.get("nulls_first") == exp.false() else "true"])
+    if isinstance(n, exp.ApproxQuantile) and args.get("accuracy") is None:
+        return _call(written, [n.this, args["quantile"], "10000"])
+    if isinstance(n, exp.Overlay):
+        return _call("overlay", [n.this, n.expression, args["from_"], args.get("for_") or "-1"])
+    if isinstance(n, exp.TsOrDsAdd) and written == "date_sub":  # date_add(d, -n) to sqlglot
+        amount = n.expression.this if isinstance(n.expression, exp.Paren) else n.expression
+        return _call("date_sub", [n.this, amount.this if isinstance(amount, exp.Mul) else amount])
+    if isinstance(n, exp.Exists) and n.expression is not None:  # exists(array, lambda)
+        return _call("exists", [n.this, n.expression])
+    if isinstance(n, exp.Reduce) and args.get("finish") is None:  # Spark's default finish: the identity lambda
+        return _call(written or "aggregate", [n.this, args["initial"], args["merge"],
+                                              "lambdafunction(namedlambdavariable(), namedlambdavariable())"])
+    if isinstance(n, (exp.TimestampTrunc, exp.DateTrunc)) and written in ("date_trunc", "trunc"):
+        unit = args["unit"].name
+        return _call(written, [unit, n.this] if written == "date_trunc" else [n.this, unit])
+    if isinstance(n, exp.TimestampAdd) and written == "timestampadd":
+        return _call("timestampadd", [args["unit"].name, n.expression, n.this])
+    if isinstance(n, exp.Extract):
+        return exp.Var(this=f"extract({n.this.name} FROM {_GENERATORS.lower.generate(n.expression, copy=False)})")
+    return None
+
+
 def _capitals(name: str, operands: list[exp.Expression]) -> exp.Var:
     """A call named in capitals, as written text (the generator writes a function's name in lower case)."""
     return exp.Var(this=f"{name}({', '.join(_GENERATORS.lower.generate(o, copy=False) for o in operands)})")
@@ -498,6 +563,12 @@ def _capitals(name: str, operands: list[exp.Expression]) -> exp.Var:
 
 # Calls sqlglot reads as a cast (``to_timestamp(x)`` is CAST(x AS TIMESTAMP)) that Spark names as called.
 _CAST_CALLS = frozenset({"to_timestamp"})
+
+
+def cast_call(node: exp.Cast, sql: str) -> bool:
+    """Whether a cast is a call Spark names as called (``to_timestamp(s)``, where Spark names ``CAST(s AS ..)``
+    after its column)."""
+    return _written_name(node, sql.lower()) in _CAST_CALLS
 
 
 def _java_double(text: str) -> str:
@@ -554,6 +625,16 @@ _MATH_NAMES: dict[str, int] = {
                      "degrees", "radians", "signum"), 1),
     **dict.fromkeys(("power", "log", "atan2", "hypot"), 2),
     **dict.fromkeys(("e", "pi"), 0),
+}
+# Calls sqlglot reads as one of its own that Spark names as called, with the same operands in the same order.
+_SAME_ARGUMENTS: dict[type, tuple[str, ...]] = {
+    exp.Upper: ("ucase",), exp.Lower: ("lcase",), exp.Length: ("char_length", "character_length", "len"),
+    exp.SHA: ("sha1",), exp.Variance: ("var_samp",), exp.DateDiff: ("date_diff",),
+    exp.GroupConcat: ("string_agg", "listagg"),
+}
+# Calls of which sqlglot keeps no place: the names they may be called by (the first one the statement calls).
+_CALLED_AS: dict[type, tuple[str, ...]] = {
+    exp.GroupConcat: ("string_agg", "listagg"), exp.ApproxQuantile: ("approx_percentile", "percentile_approx"),
 }
 # sqlglot keeps no place for ``ceil(x)`` / ``floor(x)`` (``ceiling(x)`` it does): their names as Spark's own.
 _CEIL_FLOOR: dict[type, str] = {exp.Ceil: "ceil", exp.Floor: "floor"}

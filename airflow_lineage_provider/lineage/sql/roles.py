@@ -42,7 +42,7 @@ def field_path(node: exp.Expression) -> tuple[str, exp.Expression]:
 
 # What ``collect_refs`` does with a node, by its class (worked out once per class: ``isinstance`` on
 # sqlglot's deep class tree was a tenth of the static extractor's own time).
-_COLUMN, _LEAF, _SUBQUERY, _QUERY, _IN, _WINDOW, _CASE, _IF, _FILTER, _OTHER = range(10)
+_COLUMN, _LEAF, _SUBQUERY, _QUERY, _IN, _WINDOW, _CASE, _IF, _FILTER, _NULLIF, _OTHER = range(11)
 _KINDS: dict[type, tuple[int, bool, bool, bool, bool]] = {}
 
 
@@ -58,7 +58,8 @@ def _kind(cls: type) -> tuple[int, bool, bool, bool, bool]:
                     _WINDOW if issubclass(cls, exp.Window) else
                     _CASE if issubclass(cls, exp.Case) else
                     _IF if issubclass(cls, (exp.If, exp.Nvl2)) else
-                    _FILTER if issubclass(cls, exp.Filter) else _OTHER)
+                    _FILTER if issubclass(cls, exp.Filter) else
+                    _NULLIF if issubclass(cls, exp.Nullif) else _OTHER)
         found = _KINDS[cls] = (category, issubclass(cls, exp.Func), issubclass(cls, exp.AggFunc),
                                issubclass(cls, exp.Anonymous),
                                issubclass(cls, (exp.MD5, exp.SHA, exp.SHA2, exp.Count, exp.ApproxDistinct)))
@@ -121,6 +122,10 @@ def collect_refs(node: exp.Expression, refs: list[Ref], subs: list[exp.Expressio
         for key in ("true", "false"):
             if node.args.get(key) is not None:
                 collect_refs(node.args[key], refs, subs, identity, agg, masking, conditional)
+        return
+    if category == _NULLIF:  # nullif(a, b): a, or NULL where a = b; b only decides (as the plan reads it)
+        collect_refs(node.this, refs, subs, identity, agg, masking, conditional)
+        collect_refs(node.expression, refs, subs, identity, agg, masking, True)
         return
     if category == _FILTER:
         collect_refs(node.this, refs, subs, identity, agg, masking, conditional)

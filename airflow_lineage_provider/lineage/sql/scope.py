@@ -29,7 +29,7 @@ from airflow_lineage_provider.lineage.sql.catalog import Catalog, TableInfo, Vie
 from airflow_lineage_provider.lineage.sql.conditions import Conditions
 from airflow_lineage_provider.lineage.sql.pivot import Pivots
 from airflow_lineage_provider.lineage.sql.qualify import FILE_FORMATS, using_key
-from airflow_lineage_provider.lineage.sql.render import plain_sql, render, spark_name
+from airflow_lineage_provider.lineage.sql.render import cast_call, plain_sql, render, spark_name
 from airflow_lineage_provider.lineage.sql.roles import Ref, collect_refs, field_path, norm_type
 from airflow_lineage_provider.lineage.sql.shared import PARTIAL_CONFIDENCE, UNCHECKED_CONFIDENCE, Result, Source
 from airflow_lineage_provider.lineage.sql.widening import arithmetic_type, common_type, literal_type
@@ -171,7 +171,7 @@ class Resolver(Conditions, Pivots):
             return {}
         out = {}
         for i, p in enumerate(scope.expression.expressions):
-            node = _unnamed(p)
+            node = _unnamed(p, self.sql)
             if node is None:
                 below = self._unnamed_below(scope, p)
                 if below is not None:
@@ -673,10 +673,12 @@ class Resolver(Conditions, Pivots):
         ]
 
 
-def _unnamed(p: exp.Expression) -> exp.Expression | None:
+def _unnamed(p: exp.Expression, sql: str = "") -> exp.Expression | None:
     """The expression of a projection the query leaves unnamed, which qualify named ``_col_<i>`` (a
-    scalar subquery is named on itself) or after the literal a cast reads (Spark: ``DATE '2024-01-01'``,
-    ``CAST(1 AS INT)``); ``None`` for a projection with a name."""
+    scalar subquery is named on itself), after the literal a cast reads (Spark: ``DATE '2024-01-01'``,
+    ``CAST(1 AS INT)``), after the key of an element (``arr[0]``, ``m['k']``, ``element_at(arr, 1)``: Spark
+    names the whole), or after the column of a call sqlglot reads as a cast (``to_timestamp(s)``); ``None``
+    for a projection with a name."""
     if isinstance(p, exp.Subquery) and _UNNAMED.fullmatch(p.alias or ""):
         return p
     if not isinstance(p, exp.Alias):
@@ -684,6 +686,13 @@ def _unnamed(p: exp.Expression) -> exp.Expression | None:
     if p.alias.startswith("_col_") and _UNNAMED.fullmatch(p.alias):
         return None if type(p.this) is exp.Column else p.this  # a column: named where it is made
     if isinstance(p.this, exp.Cast) and isinstance(p.this.this, exp.Literal) and p.alias == p.this.this.name:
+        return p.this
+    if "start" in p.args["alias"].meta:  # an alias the statement writes (qualify's has no place in the text)
+        return None
+    if isinstance(p.this, exp.Bracket) and p.alias == p.this.output_name:
+        return p.this
+    if isinstance(p.this, exp.Cast) and isinstance(p.this.this, exp.Column) and p.alias == p.this.this.name \
+            and cast_call(p.this, sql):
         return p.this
     return None
 

@@ -21,3 +21,22 @@ def test_math_calls_are_named_as_spark_names_them(call, name):
     sql = f"SELECT {call} FROM t"
     [projection] = parse(sql).expressions
     assert spark_name(projection, sql) == name
+
+
+@pytest.mark.parametrize(("call", "name"), [
+    ("ucase(s)", "ucase(s)"), ("lcase(s)", "lcase(s)"), ("char_length(s)", "char_length(s)"), ("len(s)", "len(s)"),
+    ("sha1(s)", "sha1(s)"), ("var_samp(x)", "var_samp(x)"), ("rpad(s, 5)", "rpad(s, 5,  )"), ("lpad(s, 5, 'x')", "lpad(s, 5, x)"),
+    ("split(s, ',')", "split(s, ,, -1)"), ("instr(s, 'a')", "instr(s, a)"), ("locate('a', s)", "locate(a, s, 1)"),
+    ("position('a' IN s)", "locate(a, s, 1)"), ("months_between(a, b)", "months_between(a, b, true)"),
+    ("sort_array(arr)", "sort_array(arr, true)"), ("percentile_approx(x, 0.5)", "percentile_approx(x, 0.5, 10000)"),
+    ("overlay(s PLACING t FROM 2)", "overlay(s, t, 2, -1)"), ("date_sub(d, 1)", "date_sub(d, 1)"),
+    ("date_trunc('MONTH', ts)", "date_trunc(MONTH, ts)"), ("trunc(d, 'MM')", "trunc(d, MM)"),
+    ("extract(year FROM ts)", "extract(year FROM ts)"), ("EXTRACT(Month FROM ts)", "extract(Month FROM ts)"),
+    ("timestampadd(HOUR, 1, ts)", "timestampadd(HOUR, 1, ts)"), ("isnull(s)", "(s IS NULL)"),
+    ("isnotnull(s)", "(s IS NOT NULL)"), ("exists(arr, a -> a > 0)",
+                                          "exists(arr, lambdafunction((namedlambdavariable() > 0), namedlambdavariable()))"),
+])
+def test_calls_are_named_as_called_with_the_defaults_spark_writes_out(call, name):
+    sql = f"SELECT {call} FROM t"
+    [projection] = parse(sql).expressions
+    assert spark_name(projection, sql) == name
