@@ -38,5 +38,6 @@ GROUPING = frozenset({"grouping", "grouping_id"})
 # the call so (``count_min_sketch(x, 0.5, 0.5, 1)``, ``mask(name, X, x, n, NULL)``).
 PARAMETERS: dict[str, tuple[tuple[str, str | None], ...]] = {
     "count_min_sketch": (("column", None), ("epsilon", None), ("confidence", None), ("seed", None)),
+    "sentences": (("str", None), ("language", "''"), ("country", "''")),
     "mask": (("str", None), ("upperchar", "'X'"), ("lowerchar", "'x'"), ("digitchar", "'n'"), ("otherchar", "NULL")),
 }

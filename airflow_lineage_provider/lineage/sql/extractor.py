@@ -57,7 +57,7 @@ from airflow_lineage_provider.lineage.sql.pipes import rewrite as rewrite_pipes
 from airflow_lineage_provider.lineage.sql.pivot_syntax import read as read_pivots
 from airflow_lineage_provider.lineage.sql.pivot_syntax import wrap as wrap_pivots
 from airflow_lineage_provider.lineage.sql.qualify import output_name, qualify
-from airflow_lineage_provider.lineage.sql.render import DIALECT, plain_sql, render
+from airflow_lineage_provider.lineage.sql.render import CAST_FUNCTIONS, DIALECT, plain_sql, render
 from airflow_lineage_provider.lineage.sql.roles import field_path, function_name
 from airflow_lineage_provider.lineage.sql.rowlevel import MODES as ROW_LEVEL_MODES
 from airflow_lineage_provider.lineage.sql.rowlevel import rewrite as row_level_query
@@ -164,6 +164,8 @@ class SqlExtractor:
             return [_none(index, sql, _parse_failed(e))]
         if pivots:
             read_pivots(tree, self._sql)
+        if _calls_cast_function(text):
+            _cast_functions(tree)
         if isinstance(tree, (exp.Declare, exp.Set)):
             self._variables(tree)
             return []
@@ -898,6 +900,27 @@ _MULTI_START = re.compile(r"^\s*(?:WITH|FROM)\b", re.I)
 _MULTI_DIRECTORY = re.compile(
     r"\bINSERT\s+OVERWRITE\s+(?:LOCAL\s+)?DIRECTORY\s*(?P<path>'(?:[^'\\]|\\.)*')?(?P<rest>.*?)(?=\bSELECT\b)",
     re.I | re.S)
+
+
+# ``bigint(x)``, ``decimal(x)``: Spark's cast functions sqlglot reads as anonymous calls (``int``, ``string``,
+# ``double`` it reads as casts). A type name after AS is a type, not a call.
+_CAST_FUNCTION = re.compile(r"\b(?:tinyint|smallint|bigint|float|decimal|binary|boolean)\s*\(", re.I)
+_AS_END = re.compile(r"\bas\s*$", re.I)
+
+
+def _calls_cast_function(text: str) -> bool:
+    return any(not _AS_END.search(text, 0, m.start()) for m in _CAST_FUNCTION.finditer(text))
+
+
+def _cast_functions(tree: exp.Expression) -> None:
+    """Each call of a cast function read as the cast it is (``bigint(x)``: CAST(x AS BIGINT)), its place in the text
+    kept (Spark names it after its operand, ``render.spark_name``)."""
+    for call in list(tree.find_all(exp.Anonymous)):
+        kind = CAST_FUNCTIONS.get(str(call.name).lower())
+        if kind is not None and len(call.expressions) == 1:
+            cast = exp.Cast(this=call.expressions[0], to=exp.DataType.build(kind, dialect=DIALECT))
+            cast.meta.update(call.meta)
+            call.replace(cast)
 
 
 _STRING = r"'(?:[^'\\]|\\.)*'"

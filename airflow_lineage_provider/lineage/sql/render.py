@@ -377,6 +377,8 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
         return exp.Var(this=f"scalarsubquery({', '.join(_outer_columns(n))})")
     if isinstance(n, exp.Filter) and isinstance(n.expression, exp.Where):
         return exp.Var(this=f"{_text(n.this, sql)} FILTER (WHERE {_text(n.expression.this, sql)})")
+    if isinstance(n, exp.Cast) and _written_name(n, sql) in CAST_FUNCTIONS:  # int(x), bigint(x + 1): Spark names
+        return _pretty(n.this, sql)  # the operand (its cast functions are casts that keep their operand's name)
     if isinstance(n, exp.Cast) and _written_name(n, sql) in _CAST_CALLS:  # to_timestamp(x): a call to Spark
         return exp.Var(this=f"{_written_name(n, sql)}({_text(n.this, sql)})")
     if isinstance(n, exp.Cast) and isinstance(n.this, exp.Literal):  # a typed literal: DATE '2024-01-01', 10L
@@ -397,6 +399,9 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
         return exp.Var(this=f"(NOT {_text(inner, sql)})")
     if isinstance(n, exp.NEQ):
         return exp.Var(this=f"(NOT ({_text(n.this, sql)} = {_text(n.expression, sql)}))")
+    if isinstance(n, exp.Like) and isinstance(n.expression, (exp.Any, exp.All)):  # LIKE ANY (..): likeany(s)
+        kind = "any" if isinstance(n.expression, exp.Any) else "all"
+        return exp.Var(this=f"{'not' if n.args.get('negate') else ''}like{kind}({_text(n.this, sql)})")
     if isinstance(n, exp.Like) and not n.args.get("escape"):
         text = f"{_text(n.this, sql)} LIKE {_text(n.expression, sql)}"
         return exp.Var(this=f"(NOT {text})" if n.args.get("negate") else text)
@@ -428,15 +433,19 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
         return exp.Var(this=f"CAST({_text(n.this, sql)} AS {plain_sql(n.to).upper()})")
     if isinstance(n, exp.Interval) and isinstance(n.this, exp.Literal):
         unit = re.sub(r"S$", "", plain_sql(n.args["unit"]).upper()) if n.args.get("unit") else ""  # DAYS: DAY
-        return exp.Var(this=f"INTERVAL '{n.this.name}' {unit}".rstrip())
-    if isinstance(n, exp.Add) and isinstance(n.expression, exp.Interval):  # TimeAdd: not in parentheses
-        return exp.Var(this=f"{_text(n.this, sql)} + {_text(n.expression, sql)}")
+        value = n.this.name
+        if unit in ("HOUR", "MINUTE", "SECOND") and value.isdigit():  # a day-time field: two digits, '01'
+            value = value.zfill(2)
+        return exp.Var(this=f"INTERVAL '{value}' {unit}".rstrip())
+    if isinstance(n, (exp.Add, exp.Sub)) and isinstance(n.expression, exp.Interval):  # TimeAdd: no parentheses
+        return exp.Var(this=f"{_text(n.this, sql)} {'+' if isinstance(n, exp.Add) else '-'} {_text(n.expression, sql)}")
     if isinstance(n, exp.Is):
         return exp.Var(this=f"({_text(n.this, sql)} IS {_text(n.expression, sql).upper()})")
     if isinstance(n, exp.NullSafeEQ):
         return exp.Var(this=f"({_text(n.this, sql)} <=> {_text(n.expression, sql)})")
-    if isinstance(n, exp.RegexpLike):
-        return exp.Var(this=f"RLIKE({_text(n.this, sql)}, {_text(n.expression, sql)})")
+    if isinstance(n, exp.RegexpLike):  # regexp_like(s, p): REGEXP_LIKE; regexp(s, p): REGEXP; rlike, RLIKE: RLIKE
+        name = {"regexp_like": "REGEXP_LIKE", "regexp": "REGEXP"}.get(_written_name(n, sql), "RLIKE")
+        return exp.Var(this=f"{name}({_text(n.this, sql)}, {_text(n.expression, sql)})")
     if isinstance(n, exp.ILike):
         return exp.Var(this=f"ilike({_text(n.this, sql)}, {_text(n.expression, sql)})")
     if isinstance(n, exp.WithinGroup) and isinstance(n.expression, exp.Order):
@@ -551,6 +560,44 @@ def _called(n: exp.Expression, written: str) -> exp.Var | None:
         return _call(written, [unit, n.this] if written == "date_trunc" else [n.this, unit])
     if isinstance(n, exp.TimestampAdd) and written == "timestampadd":
         return _call("timestampadd", [args["unit"].name, n.expression, n.this])
+    if isinstance(n, exp.ArraySort) and written == "array_sort" and args.get("expression") is None:
+        return _call("array_sort", [n.this, _DEFAULT_COMPARATOR])
+    if isinstance(n, exp.JSONExtractScalar) and written == "get_json_object":
+        return _call(written, [n.this, n.expression.sql("spark").strip("'")])
+    if isinstance(n, exp.FromJson):  # Spark names it by its input alone
+        return _call("from_json", [n.this])
+    if isinstance(n, exp.RegexpInstr) and written == "regexp_instr" and args.get("group") is None \
+            and len(list(n.iter_expressions())) == 2:
+        return _call(written, [n.this, n.expression, "0"])
+    if isinstance(n, exp.Anonymous) and written == "to_varchar":  # to_char's other name; Spark names it to_char
+        return _call("to_char", list(n.expressions))
+    if isinstance(n, exp.ToChar) and written in ("to_char", "to_varchar"):
+        return _call("to_char", [n.this, args["format"]] if args.get("format") is not None else [n.this])
+    if isinstance(n, exp.Collate):
+        return _call("collate", [n.this, n.expression])
+    if isinstance(n, (exp.CurrentDatabase, exp.CurrentSchema)):
+        return exp.Var(this="current_schema()")
+    if isinstance(n, exp.CurrentCatalog):
+        return exp.Var(this="current_catalog()")
+    if isinstance(n, exp.Getbit) and written == "bit_get":
+        return _call(written, [n.this, n.expression])
+    if isinstance(n, (exp.BitwiseLeftShift, exp.BitwiseRightShift)) and not written:  # the operator: ``(i >> 1)``
+        op = "<<" if isinstance(n, exp.BitwiseLeftShift) else ">>"
+        return exp.Var(this=f"({_GENERATORS.lower.generate(n.this, copy=False)} {op} "
+                            f"{_GENERATORS.lower.generate(n.expression, copy=False)})")
+    if isinstance(n, exp.Localtimestamp):
+        return exp.Var(this="localtimestamp()")
+    if isinstance(n, exp.MakeInterval):  # the fields not given, 0
+        fields = [args.get(k) for k in ("year", "month", "week", "day", "hour", "minute")]
+        seconds = args.get("second") or "0.000000"
+        return _call("make_interval", [f if f is not None else "0" for f in fields] + [seconds])
+    if isinstance(n, exp.StrToUnix) and written == "to_unix_timestamp" and args.get("format") is None:
+        return _call(written, [n.this, "yyyy-MM-dd HH:mm:ss"])
+    if isinstance(n, (exp.AtTimeZone, exp.FromTimeZone)) and written in ("from_utc_timestamp", "to_utc_timestamp"):
+        value = n.this.this if isinstance(n.this, exp.Cast) and not n.this.meta else n.this  # sqlglot's own cast
+        return _call(written, [value, args["zone"]])
+    if isinstance(n, exp.Anonymous) and written in _CAPITAL_CALLS:
+        return _call(written.upper(), list(n.expressions))
     if isinstance(n, exp.Extract):
         return exp.Var(this=f"extract({n.this.name} FROM {_GENERATORS.lower.generate(n.expression, copy=False)})")
     return None
@@ -561,6 +608,12 @@ def _capitals(name: str, operands: list[exp.Expression]) -> exp.Var:
     return exp.Var(this=f"{name}({', '.join(_GENERATORS.lower.generate(o, copy=False) for o in operands)})")
 
 
+# Spark's cast functions (``int(x)`` is CAST(x AS INT)) -> the type they cast to. sqlglot reads some as casts, the
+# others as anonymous calls (``keywords.parse`` makes casts of those).
+CAST_FUNCTIONS: dict[str, str] = {
+    "boolean": "BOOLEAN", "tinyint": "TINYINT", "smallint": "SMALLINT", "int": "INT", "bigint": "BIGINT",
+    "float": "FLOAT", "double": "DOUBLE", "decimal": "DECIMAL(10, 0)", "string": "STRING", "binary": "BINARY",
+}
 # Calls sqlglot reads as a cast (``to_timestamp(x)`` is CAST(x AS TIMESTAMP)) that Spark names as called.
 _CAST_CALLS = frozenset({"to_timestamp"})
 
@@ -628,10 +681,19 @@ _MATH_NAMES: dict[str, int] = {
 }
 # Calls sqlglot reads as one of its own that Spark names as called, with the same operands in the same order.
 _SAME_ARGUMENTS: dict[type, tuple[str, ...]] = {
-    exp.Upper: ("ucase",), exp.Lower: ("lcase",), exp.Length: ("char_length", "character_length", "len"),
+    exp.ArraySize: ("array_size",), exp.Upper: ("ucase",), exp.Lower: ("lcase",),
+    exp.Length: ("char_length", "character_length", "len"),
     exp.SHA: ("sha1",), exp.Variance: ("var_samp",), exp.DateDiff: ("date_diff",),
     exp.GroupConcat: ("string_agg", "listagg"),
 }
+# array_sort(arr) with the comparator Spark fills in.
+_DEFAULT_COMPARATOR = (
+    "lambdafunction((IF(((namedlambdavariable() IS NULL) AND (namedlambdavariable() IS NULL)), 0, (IF("
+    "(namedlambdavariable() IS NULL), 1, (IF((namedlambdavariable() IS NULL), -1, (IF((namedlambdavariable() < "
+    "namedlambdavariable()), -1, (IF((namedlambdavariable() > namedlambdavariable()), 1, 0)))))))))), "
+    "namedlambdavariable(), namedlambdavariable())")
+# Calls Spark names in capitals that sqlglot leaves anonymous.
+_CAPITAL_CALLS = frozenset({"spark_partition_id", "regexp"})
 # Calls of which sqlglot keeps no place: the names they may be called by (the first one the statement calls).
 _CALLED_AS: dict[type, tuple[str, ...]] = {
     exp.GroupConcat: ("string_agg", "listagg"), exp.ApproxQuantile: ("approx_percentile", "percentile_approx"),

@@ -42,7 +42,7 @@ def field_path(node: exp.Expression) -> tuple[str, exp.Expression]:
 
 # What ``collect_refs`` does with a node, by its class (worked out once per class: ``isinstance`` on
 # sqlglot's deep class tree was a tenth of the static extractor's own time).
-_COLUMN, _LEAF, _SUBQUERY, _QUERY, _IN, _WINDOW, _CASE, _IF, _FILTER, _NULLIF, _OTHER = range(11)
+_COLUMN, _LEAF, _SUBQUERY, _QUERY, _IN, _WINDOW, _CASE, _IF, _FILTER, _NULLIF, _DECODE, _OTHER = range(12)
 _KINDS: dict[type, tuple[int, bool, bool, bool, bool]] = {}
 
 
@@ -59,7 +59,8 @@ def _kind(cls: type) -> tuple[int, bool, bool, bool, bool]:
                     _CASE if issubclass(cls, exp.Case) else
                     _IF if issubclass(cls, (exp.If, exp.Nvl2)) else
                     _FILTER if issubclass(cls, exp.Filter) else
-                    _NULLIF if issubclass(cls, exp.Nullif) else _OTHER)
+                    _NULLIF if issubclass(cls, exp.Nullif) else
+                    _DECODE if issubclass(cls, exp.DecodeCase) else _OTHER)
         found = _KINDS[cls] = (category, issubclass(cls, exp.Func), issubclass(cls, exp.AggFunc),
                                issubclass(cls, exp.Anonymous),
                                issubclass(cls, (exp.MD5, exp.SHA, exp.SHA2, exp.Count, exp.ApproxDistinct)))
@@ -126,6 +127,12 @@ def collect_refs(node: exp.Expression, refs: list[Ref], subs: list[exp.Expressio
     if category == _NULLIF:  # nullif(a, b): a, or NULL where a = b; b only decides (as the plan reads it)
         collect_refs(node.this, refs, subs, identity, agg, masking, conditional)
         collect_refs(node.expression, refs, subs, identity, agg, masking, True)
+        return
+    if category == _DECODE:  # decode(x, s1, r1, .., default): CASE WHEN x = s1 THEN r1 ..: x and the s decide
+        items = node.expressions
+        for i, item in enumerate(items):
+            decides = i == 0 or (i % 2 == 1 and i + 1 < len(items))
+            collect_refs(item, refs, subs, identity, agg, masking, True if decides else conditional)
         return
     if category == _FILTER:
         collect_refs(node.this, refs, subs, identity, agg, masking, conditional)

@@ -72,6 +72,7 @@ class Resolver(Conditions, Pivots):
         self._views_noted: set[str] = set()
         self._unknown_tables: set[str] = set()
         self._null_keys: dict[int, frozenset[str]] = {}  # per scope (``Conditions.null_keys``)
+        self._keyed_names = "[" in sql or "json" in sql.lower()  # projections qualify names after a key (``_unnamed``)
 
     def run(self) -> Result:
         if self.root is None:
@@ -190,7 +191,11 @@ class Resolver(Conditions, Pivots):
         """``SELECT * FROM (SELECT sum(x) OVER (..) FROM t)``: a column a star brings up from a subquery
         that left it unnamed is named as Spark named it there (with the scope that names it)."""
         column = p.this if isinstance(p, exp.Alias) else p
-        if type(column) is not exp.Column or depth > 20 or not _UNNAMED.fullmatch(column.name):
+        if type(column) is not exp.Column or depth > 20:
+            return None
+        # qualify names an unnamed projection _col_<i>, or after its key (``arr[0]``, a JSON path): only a
+        # statement that has brackets or a JSON path can have the latter, which a text test tells
+        if not _UNNAMED.fullmatch(column.name) and not self._keyed_names:
             return None
         src = self.sources(scope).get(column.table)
         if src is None or src.kind != "scope":
@@ -203,7 +208,7 @@ class Resolver(Conditions, Pivots):
         inner = self.projections(below).get(column.name)
         if inner is None:
             return None
-        named = _unnamed(inner)
+        named = _unnamed(inner, self.sql)
         return (named, below) if named is not None else self._unnamed_below(below, inner, depth + 1)
 
     def _outer_named(self, node: exp.Expression, scope: Scope) -> exp.Expression:
@@ -689,7 +694,7 @@ def _unnamed(p: exp.Expression, sql: str = "") -> exp.Expression | None:
         return p.this
     if "start" in p.args["alias"].meta:  # an alias the statement writes (qualify's has no place in the text)
         return None
-    if isinstance(p.this, exp.Bracket) and p.alias == p.this.output_name:
+    if isinstance(p.this, (exp.Bracket, exp.JSONExtract, exp.JSONExtractScalar)) and p.alias == p.this.output_name:
         return p.this
     if isinstance(p.this, exp.Cast) and isinstance(p.this.this, exp.Column) and p.alias == p.this.this.name \
             and cast_call(p.this, sql):

@@ -40,3 +40,22 @@ def test_calls_are_named_as_called_with_the_defaults_spark_writes_out(call, name
     sql = f"SELECT {call} FROM t"
     [projection] = parse(sql).expressions
     assert spark_name(projection, sql) == name
+
+
+@pytest.mark.parametrize(("call", "name"), [
+    ("from_json(j, 'a INT')", "from_json(j)"), ("regexp_like(s, 'a')", "REGEXP_LIKE(s, a)"), ("regexp(s, 'a')", "REGEXP(s, a)"),
+    ("s RLIKE 'a'", "RLIKE(s, a)"), ("regexp_instr(s, 'a')", "regexp_instr(s, a, 0)"), ("s LIKE ANY ('a%', 'b')", "likeany(s)"),
+    ("s NOT LIKE ALL ('a')", "notlikeall(s)"), ("to_varchar(x, '9')", "to_char(x, 9)"), ("collate(s, 'UTF8_LCASE')",
+                                                                                       "collate(s, UTF8_LCASE)"),
+    ("current_database()", "current_schema()"), ("bit_get(i, 0)", "bit_get(i, 0)"), ("i >> 1", "(i >> 1)"),
+    ("shiftright(i, 1)", "shiftright(i, 1)"), ("array_size(a)", "array_size(a)"), ("sentences(s)", "sentences(s, , )"),
+    ("ts + INTERVAL 1 HOUR", "ts + INTERVAL '01' HOUR"), ("ts - INTERVAL 2 DAYS", "ts - INTERVAL '2' DAY"),
+    ("to_unix_timestamp(ts)", "to_unix_timestamp(ts, yyyy-MM-dd HH:mm:ss)"), ("to_utc_timestamp(ts, 'PST')",
+                                                                              "to_utc_timestamp(ts, PST)"),
+    ("make_interval(i)", "make_interval(i, 0, 0, 0, 0, 0, 0.000000)"), ("localtimestamp()", "localtimestamp()"),
+    ("int(x + 1)", "(x + 1)"), ("upper(string(i))", "upper(i)"),
+])
+def test_more_calls_are_named_as_spark_names_them(call, name):
+    sql = f"SELECT {call} FROM t"
+    [projection] = parse(sql).expressions
+    assert spark_name(projection, sql) == name
