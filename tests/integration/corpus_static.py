@@ -1037,4 +1037,15 @@ STATIC_CASES: list[Case] = [
       {'decode(age, 1, name, dept)': {'emp.dept:T', 'emp.name:T'}, 'nullif(salary, 0.0)': {'emp.salary:T'}, 'decode(age, 2, id)': {'emp.id:T'}}, {'emp.age:CONDITIONAL'}),
     C("st_name_functions_cte", "WITH w AS (SELECT get_json_object(name, '$.k'), bigint(age), ts + INTERVAL 1 HOUR FROM emp) SELECT * FROM w",
       {'get_json_object(name, $.k)': {'emp.name:T'}, 'age': {'emp.age:I'}, "ts + INTERVAL '01' HOUR": {'emp.ts:T'}}, set()),
+    # -- a DATE column plus or minus a whole number: Spark's date_add / date_sub, named so -------------------------------
+    C("st_name_date_shift_query", 'SELECT odate + 1, odate - 7, 1 + odate, odate - odate FROM orders',
+      {'date_add(odate, 1)': {'orders.odate:T'}, 'date_sub(odate, 7)': {'orders.odate:T'}, 'date_add(odate, 1) (2)': {'orders.odate:T'}, '(odate - odate)': {'orders.odate:T'}}, set()),
+    C("st_name_date_shift_ctas", 'CREATE TABLE IF NOT EXISTS st_nd_ctas USING parquet AS SELECT oid, odate + 30 FROM orders',
+      {'oid': {'orders.oid:I'}, 'date_add(odate, 30)': {'orders.odate:T'}}, set(), target='st_nd_ctas'),
+    C("st_name_date_shift_nested_view", 'CREATE OR REPLACE VIEW st_nd_v AS SELECT year(odate - 1), datediff(odate + 1, odate) FROM orders',
+      {'year(date_sub(odate, 1))': {'orders.odate:T'}, 'datediff(date_add(odate, 1), odate)': {'orders.odate:T'}}, set(), target='st_nd_v'),
+    C("st_name_date_shift_cte", 'WITH w AS (SELECT odate FROM orders) SELECT odate + 1 FROM w',
+      {'date_add(odate, 1)': {'orders.odate:T'}}, set()),
+    C("st_name_date_shift_int_column", 'SELECT o.odate + e.age, o.odate - e.age FROM orders o JOIN emp e ON o.emp_id = e.id',
+      {'date_add(odate, age)': {'emp.age:T', 'orders.odate:T'}, 'date_sub(odate, age)': {'emp.age:T', 'orders.odate:T'}}, {'emp.id:JOIN', 'orders.emp_id:JOIN'}),
 ]

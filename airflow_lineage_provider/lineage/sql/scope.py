@@ -179,12 +179,36 @@ class Resolver(Conditions, Pivots):
                     node = self._outer_named(*below)
             if node is not None:
                 try:
-                    out[i] = spark_name(node, self.sql)
+                    out[i] = spark_name(self._dates_shifted(scope, node), self.sql)
                 except RecursionError:
                     raise
                 except Exception as e:  # noqa: BLE001 - the column keeps qualify's name, and says why
                     self.warn(f"column {p.alias}: the name Spark gives it is unknown: {_unreadable(p.this, e)}")
         return out
+
+    def _dates_shifted(self, scope: Scope, node: exp.Expression) -> exp.Expression:
+        """``d + 1``, ``d - n`` of a DATE column and a whole number: Spark's ``date_add(d, 1)`` / ``date_sub(d, n)``,
+        which it names so (a copy of ``node`` so written; ``node`` itself when it has none)."""
+        if node.find(exp.Add, exp.Sub) is None:
+            return node
+        copy = node.copy()
+        for n in list(copy.find_all(exp.Add, exp.Sub)):
+            left, right = n.this, n.expression
+            if isinstance(n, exp.Add) and isinstance(right, exp.Column) and not isinstance(left, exp.Column):
+                left, right = right, left  # 1 + d: date_add(d, 1)
+            if isinstance(left, exp.Column) and self.column_type(scope, left) == "date" and self._whole(scope, right):
+                name = "date_add" if isinstance(n, exp.Add) else "date_sub"
+                call = exp.Anonymous(this=name, expressions=[left, right])
+                if n is copy:
+                    return call
+                n.replace(call)
+        return copy
+
+    def _whole(self, scope: Scope, node: exp.Expression) -> bool:
+        """Whether ``node`` is a whole number: an integer literal or a column of an integer type."""
+        if isinstance(node, exp.Literal):
+            return node.is_int
+        return isinstance(node, exp.Column) and self.column_type(scope, node) in ("tinyint", "smallint", "int")
 
     def _unnamed_below(self, scope: Scope, p: exp.Expression, depth: int = 0
                        ) -> tuple[exp.Expression, Scope] | None:
