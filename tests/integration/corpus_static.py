@@ -1048,4 +1048,15 @@ STATIC_CASES: list[Case] = [
       {'date_add(odate, 1)': {'orders.odate:T'}}, set()),
     C("st_name_date_shift_int_column", 'SELECT o.odate + e.age, o.odate - e.age FROM orders o JOIN emp e ON o.emp_id = e.id',
       {'date_add(odate, age)': {'emp.age:T', 'orders.odate:T'}, 'date_sub(odate, age)': {'emp.age:T', 'orders.odate:T'}}, {'emp.id:JOIN', 'orders.emp_id:JOIN'}),
+    # -- unnamed literals, IS [NOT] DISTINCT FROM, NOT .. IS NULL, trim's two forms, struct, mode() WITHIN GROUP ------
+    C("st_name_literals_query", "SELECT 1e3, 2.5e-3, 1.5BD, 1.5D, DATE '2024-01-01', salary IS DISTINCT FROM 1.0, NOT name IS NULL, name IS NOT NULL FROM emp",
+      {'1000.0': set(), '0.0025': set(), '1.5': set(), '1.5 (2)': set(), "DATE '2024-01-01'": set(), '(NOT (salary <=> 1.0))': {'emp.salary:T'}, '(NOT (name IS NULL))': {'emp.name:T'}, '(name IS NOT NULL)': {'emp.name:T'}}, set()),
+    C("st_name_trim_struct_ctas", "CREATE TABLE IF NOT EXISTS st_nts_ctas USING parquet AS SELECT id, trim('x', name), TRIM(dept FROM name), struct(id AS k, name), named_struct('a', age) FROM emp",
+      {'id': {'emp.id:I'}, 'TRIM(BOTH x FROM name)': {'emp.name:T'}, 'TRIM(BOTH dept FROM name)': {'emp.name:T', 'emp.dept:T'}, 'struct(id AS k, name)': {'emp.name:T', 'emp.id:T'}, 'named_struct(a, age)': {'emp.age:T'}}, set(), target='st_nts_ctas'),
+    C("st_name_mode_within_group_view", 'CREATE OR REPLACE VIEW st_nm_wg_v AS SELECT dept, mode() WITHIN GROUP (ORDER BY age), mode() WITHIN GROUP (ORDER BY salary DESC) FROM emp GROUP BY dept',
+      {'dept': {'emp.dept:I'}, 'mode() WITHIN GROUP (ORDER BY age DESC)': {'emp.age:A'}, 'mode() WITHIN GROUP (ORDER BY salary)': {'emp.salary:A'}}, {'emp.dept:GROUP_BY'}, target='st_nm_wg_v'),
+    C("st_name_distinct_subquery", 'SELECT * FROM (SELECT id IS DISTINCT FROM mgr_id, NOT (name IS NULL), NOT dept IS NULL FROM emp) t',
+      {'(NOT (id <=> mgr_id))': {'emp.id:T', 'emp.mgr_id:T'}, '(NOT (name IS NULL))': {'emp.name:T'}, '(NOT (dept IS NULL))': {'emp.dept:T'}}, set()),
+    C("st_name_literals_union", "SELECT 1e2, trim('a', name) FROM emp UNION ALL SELECT 2.0, dname FROM dept",
+      {'100.0': set(), 'TRIM(BOTH a FROM name)': {'emp.name:T', 'dept.dname:I'}}, set()),
 ]

@@ -389,12 +389,18 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
             return exp.Var(this=_java_double(n.this.name))
         if n.this.is_number:
             return exp.Var(this=n.this.name)
+        if n.this.is_string and kind.startswith("DECIMAL") and not n.this.meta and _NUMBER.fullmatch(n.this.this):
+            # 1.5BD (sqlglot's cast of a literal it made, with no place in the text; CAST('1.5' AS ..)'s has one)
+            return exp.Var(this=n.this.this)
+    if isinstance(n, exp.Literal) and n.is_number and "e" in n.this.lower():  # 1e3: a double, 1000.0
+        return exp.Var(this=_java_double(n.this))
     if isinstance(n, exp.Neg) and not (isinstance(n.this, exp.Literal) and n.this.is_number):
         return exp.Var(this=f"(- {_text(n.this, sql)})")
     if isinstance(n, exp.Not):
         inner = n.this.this if isinstance(n.this, exp.Paren) else n.this
         # ``a IS NOT NULL`` is IsNotNull to Spark; ``not(a IS NULL)``, written in parentheses, stays a NOT
-        if isinstance(inner, exp.Is) and isinstance(inner.expression, exp.Null) and inner is n.this:
+        if isinstance(inner, exp.Is) and isinstance(inner.expression, exp.Null) and inner is n.this \
+                and not _not_before(inner.this, sql):  # ``NOT a IS NULL`` stays a NOT
             return exp.Var(this=f"({_text(inner.this, sql)} IS NOT NULL)")
         return exp.Var(this=f"(NOT {_text(inner, sql)})")
     if isinstance(n, exp.NEQ):
@@ -441,6 +447,10 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
         return exp.Var(this=f"{_text(n.this, sql)} {'+' if isinstance(n, exp.Add) else '-'} {_text(n.expression, sql)}")
     if isinstance(n, exp.Is):
         return exp.Var(this=f"({_text(n.this, sql)} IS {_text(n.expression, sql).upper()})")
+    if isinstance(n, exp.NullSafeNEQ):  # a IS DISTINCT FROM b
+        return exp.Var(this=f"(NOT ({_text(n.this, sql)} <=> {_text(n.expression, sql)}))")
+    if isinstance(n, exp.Trim) and n.expression is not None and not n.args.get("position"):  # trim(x, s): BOTH
+        n.set("position", "BOTH")
     if isinstance(n, exp.NullSafeEQ):
         return exp.Var(this=f"({_text(n.this, sql)} <=> {_text(n.expression, sql)})")
     if isinstance(n, exp.RegexpLike):  # regexp_like(s, p): REGEXP_LIKE; regexp(s, p): REGEXP; rlike, RLIKE: RLIKE
@@ -451,7 +461,8 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
     if isinstance(n, exp.WithinGroup) and isinstance(n.expression, exp.Order):
         fn = n.this
         args = ", ".join(_text(a, sql) for a in fn.iter_expressions())
-        order = ", ".join(_text(o.this, sql) + (" DESC" if o.args.get("desc") else "")
+        flip = _fname(fn) == "mode"  # Spark's Mode writes its order reversed (``reverseOpt``): ASC as DESC
+        order = ", ".join(_text(o.this, sql) + (" DESC" if bool(o.args.get("desc")) != flip else "")
                           for o in n.expression.expressions)
         return exp.Var(this=f"{_fname(fn)}({args}) WITHIN GROUP (ORDER BY {order})")
     if isinstance(n, exp.Lambda):  # Spark writes a lambda's variables without their names
@@ -712,12 +723,22 @@ def _written_name(n: exp.Expression, sql: str) -> str:
     return sql[meta["start"]:meta["end"] + 1].lower()
 
 
+_NUMBER = re.compile(r"-?\d+(?:\.\d*)?|-?\.\d+")
+
+
+def _not_before(node: exp.Expression, sql: str) -> bool:
+    """Whether the statement writes ``NOT`` right before ``node`` (``NOT a IS NULL``, which Spark keeps a NOT)."""
+    identifier = node.this if isinstance(node, exp.Column) else node
+    start = identifier.meta.get("start") if isinstance(identifier, exp.Expression) else None
+    return isinstance(start, int) and re.search(r"\bnot\s*$", sql[max(0, start - 12):start]) is not None
+
+
 def _struct_name(n: exp.Struct, sql: str) -> str:
     """``struct(a, b)``, ``struct(a AS x)``, ``named_struct(x, a)``: sqlglot reads all three alike."""
     pairs = [(e.this.name, e.expression) if isinstance(e, exp.PropertyEQ) else ("", e) for e in n.expressions]
     if all(not key or (isinstance(v, exp.Column) and v.name == key) for key, v in pairs):
         return f"struct({', '.join(_text(v, sql) for _, v in pairs)})"
-    if "named_struct" in sql:
+    if _written_name(n, sql) == "named_struct" or (not n.meta and "named_struct" in sql):
         return f"named_struct({', '.join(f'{key}, {_text(v, sql)}' for key, v in pairs)})"
     return "struct(" + ", ".join(_text(v, sql) if not key or (isinstance(v, exp.Column) and v.name == key)
                                  else f"{_text(v, sql)} AS {key}" for key, v in pairs) + ")"

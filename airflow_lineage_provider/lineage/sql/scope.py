@@ -718,6 +718,8 @@ def _unnamed(p: exp.Expression, sql: str = "") -> exp.Expression | None:
         return p.this
     if "start" in p.args["alias"].meta:  # an alias the statement writes (qualify's has no place in the text)
         return None
+    if isinstance(p.this, exp.Literal) and p.this.is_number and "e" in p.this.this.lower():  # 1e3: 1000.0
+        return p.this
     if isinstance(p.this, (exp.Bracket, exp.JSONExtract, exp.JSONExtractScalar)) and p.alias == p.this.output_name:
         return p.this
     if isinstance(p.this, exp.Cast) and isinstance(p.this.this, exp.Column) and p.alias == p.this.this.name \

@@ -59,3 +59,16 @@ def test_more_calls_are_named_as_spark_names_them(call, name):
     sql = f"SELECT {call} FROM t"
     [projection] = parse(sql).expressions
     assert spark_name(projection, sql) == name
+
+
+@pytest.mark.parametrize(("expression", "name"), [
+    ("1e3", "1000.0"), ("1.5BD", "1.5"), ("i IS DISTINCT FROM 1", "(NOT (i <=> 1))"), ("NOT s IS NULL", "(NOT (s IS NULL))"),
+    ("s IS NOT NULL", "(s IS NOT NULL)"), ("trim('x', s)", "TRIM(BOTH x FROM s)"),
+    ("struct(i AS k, s) = named_struct('a', 1)", "(struct(i AS k, s) = named_struct(a, 1))"),
+    ("mode() WITHIN GROUP (ORDER BY s)", "mode() WITHIN GROUP (ORDER BY s DESC)"),
+    ("mode() WITHIN GROUP (ORDER BY s DESC)", "mode() WITHIN GROUP (ORDER BY s)"),
+])
+def test_literals_and_operators_are_named_as_spark_names_them(expression, name):
+    sql = f"SELECT {expression} FROM t"
+    [projection] = parse(sql).expressions
+    assert spark_name(projection, sql) == name
