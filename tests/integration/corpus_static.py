@@ -1059,4 +1059,8 @@ STATIC_CASES: list[Case] = [
       {'(NOT (id <=> mgr_id))': {'emp.id:T', 'emp.mgr_id:T'}, '(NOT (name IS NULL))': {'emp.name:T'}, '(NOT (dept IS NULL))': {'emp.dept:T'}}, set()),
     C("st_name_literals_union", "SELECT 1e2, trim('a', name) FROM emp UNION ALL SELECT 2.0, dname FROM dept",
       {'100.0': set(), 'TRIM(BOTH a FROM name)': {'emp.name:T', 'dept.dname:I'}}, set()),
+    C("st_name_functions_units_ctas", 'CREATE TABLE IF NOT EXISTS st_nu_ctas USING parquet AS SELECT oid, dateadd(MONTH, 1, odate), date_add(DAY, 2, odate), unix_date(odate), space(length(status)) FROM orders',
+      {'oid': {'orders.oid:I'}, 'timestampadd(MONTH, 1, odate)': {'orders.odate:T'}, 'timestampadd(DAY, 2, odate)': {'orders.odate:T'}, 'unix_date(odate)': {'orders.odate:T'}, 'space(length(status))': {'orders.status:T'}}, set(), target='st_nu_ctas'),
+    C("st_name_first_last_null_handling", 'SELECT dept, FIRST_VALUE(name) IGNORE NULLS, LAST_VALUE(name) RESPECT NULLS FROM emp GROUP BY dept',
+      {'dept': {'emp.dept:I'}, 'first(name)': {'emp.name:A'}, 'last(name)': {'emp.name:A'}}, {'emp.dept:GROUP_BY'}),
 ]

@@ -433,6 +433,10 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
             branch.set("this", exp.EQ(this=subject.copy(), expression=branch.this))
     if isinstance(n, exp.Struct):
         return exp.Var(this=_struct_name(n, sql))
+    if isinstance(n, (exp.IgnoreNulls, exp.RespectNulls)) and isinstance(n.this, (exp.FirstValue, exp.LastValue)) \
+            and not isinstance(n.parent, exp.Window):  # FIRST_VALUE(x) IGNORE NULLS, an aggregate: Spark's first(x)
+        name = "first" if isinstance(n.this, exp.FirstValue) else "last"
+        return _pretty(exp.Anonymous(this=name, expressions=[n.this.this]), sql)
     if isinstance(n, (exp.IgnoreNulls, exp.RespectNulls)):  # first/last name no null handling
         return _pretty(n.this, sql)
     if isinstance(n, exp.Cast) and not isinstance(n.this, exp.Column) and n.parent is None:
@@ -569,7 +573,7 @@ def _called(n: exp.Expression, written: str) -> exp.Var | None:
     if isinstance(n, (exp.TimestampTrunc, exp.DateTrunc)) and written in ("date_trunc", "trunc"):
         unit = args["unit"].name
         return _call(written, [unit, n.this] if written == "date_trunc" else [n.this, unit])
-    if isinstance(n, exp.TimestampAdd) and written == "timestampadd":
+    if isinstance(n, exp.TimestampAdd) and written in ("timestampadd", "date_add", "dateadd"):  # with a unit
         return _call("timestampadd", [args["unit"].name, n.expression, n.this])
     if isinstance(n, exp.ArraySort) and written == "array_sort" and args.get("expression") is None:
         return _call("array_sort", [n.this, _DEFAULT_COMPARATOR])
@@ -694,7 +698,8 @@ _MATH_NAMES: dict[str, int] = {
 _SAME_ARGUMENTS: dict[type, tuple[str, ...]] = {
     exp.ArraySize: ("array_size",), exp.Upper: ("ucase",), exp.Lower: ("lcase",),
     exp.Length: ("char_length", "character_length", "len"),
-    exp.SHA: ("sha1",), exp.Variance: ("var_samp",), exp.DateDiff: ("date_diff",),
+    exp.SHA: ("sha1",), exp.Variance: ("var_samp",), exp.DateDiff: ("date_diff",), exp.Space: ("space",),
+    exp.UnixDate: ("unix_date",),
     exp.GroupConcat: ("string_agg", "listagg"),
 }
 # array_sort(arr) with the comparator Spark fills in.

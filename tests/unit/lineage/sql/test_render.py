@@ -72,3 +72,13 @@ def test_literals_and_operators_are_named_as_spark_names_them(expression, name):
     sql = f"SELECT {expression} FROM t"
     [projection] = parse(sql).expressions
     assert spark_name(projection, sql) == name
+
+
+@pytest.mark.parametrize(("call", "name"), [
+    ("dateadd(MONTH, 1, d)", "timestampadd(MONTH, 1, d)"), ("date_add(d, 1)", "date_add(d, 1)"), ("space(i)", "space(i)"),
+    ("unix_date(d)", "unix_date(d)"), ("FIRST_VALUE(s) IGNORE NULLS", "first(s)"), ("LAST_VALUE(s) RESPECT NULLS", "last(s)"),
+])
+def test_calls_sqlglot_rewrites_keep_spark_s_names(call, name):
+    sql = f"SELECT {call} FROM t"
+    [projection] = parse(sql).expressions
+    assert spark_name(projection, sql) == name
