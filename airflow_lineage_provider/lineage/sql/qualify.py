@@ -106,10 +106,6 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
         while todo:
             node = pop()
             cls = type(node)
-            if cls is identifier:
-                if not (paths and node.meta_get("case_sensitive")):
-                    node.set("this", node.this.lower())
-                continue
             code = codes.get(cls)
             if code is None:
                 code = codes[cls] = (issubclass(cls, _TABLE_FOUND) | issubclass(cls, (exp.Table, exp.Column)) << 1
@@ -119,11 +115,21 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
             if finding and code & 1:
                 parts.append(node)
             push = below.append if (code & 2 or not finding) else todo.append
+            # Identifiers, the most common nodes and leaves, are lower-cased here rather than pushed and popped;
+            # ``set`` (which clears hashes up the tree) only when the name changes: most are in lower case already.
             for value in node.args.values():
                 if type(value) is list:
                     for item in value:
-                        if isinstance(item, expression):
+                        if type(item) is identifier:
+                            name = item.this
+                            if name != name.lower() and not (paths and item.meta_get("case_sensitive")):
+                                item.set("this", name.lower())
+                        elif isinstance(item, expression):
                             push(item)
+                elif type(value) is identifier:
+                    name = value.this
+                    if name != name.lower() and not (paths and value.meta_get("case_sensitive")):
+                        value.set("this", name.lower())
                 elif isinstance(value, expression):
                     push(value)
     return _Walked(parts, selects)
