@@ -20,6 +20,7 @@ from weakref import WeakKeyDictionary
 
 from sqlglot import exp
 from sqlglot.errors import OptimizeError
+from sqlglot.expressions import SAFE_IDENTIFIER_RE
 from sqlglot.optimizer.scope import Scope, find_in_scope, traverse_scope, walk_in_scope
 from sqlglot.schema import MappingSchema
 
@@ -441,8 +442,19 @@ class _Scope:
         dialect = self.dialect
         new: list[exp.Expression] = []
         changed = False
+        alias_class, column_class, identifier_class = exp.Alias, exp.Column, exp.Identifier
         for i, selection in enumerate(expression.expressions):
-            if isinstance(selection, exp.Subquery):
+            kind = type(selection)
+            if kind is alias_class:
+                pass
+            elif kind is column_class and type(selection.this) is identifier_class:
+                # The commonest unnamed output, named as below without ``alias_``'s parsing and checks.
+                source = selection.this
+                name = source.this or f"_col_{i}"
+                selection = alias_class(this=selection, alias=identifier_class(
+                    this=name, quoted=bool(source.quoted) or not SAFE_IDENTIFIER_RE.match(name)))
+                changed = True
+            elif isinstance(selection, exp.Subquery):
                 if not selection.output_name:
                     identifier = exp.to_identifier(f"_col_{i}")
                     dialect.normalize_identifier(identifier)
