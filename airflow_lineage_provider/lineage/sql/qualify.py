@@ -180,12 +180,14 @@ def _prepare(query: exp.Expression, walk: bool = True, walk_pivots: bool = False
             side = str(node.args.get("side") or "").upper()
             using[id(node.parent)] = "both" if side == "FULL" else ("right" if side == "RIGHT" else "left")
     if star:  # names a star brings up from subqueries, and from alias lists (``VALUES .. AS t(ID, ST)``)
-        for alias in top.find_all(exp.Alias):
-            if alias.alias:
+        found = list(top.find_all(exp.Alias, exp.TableAlias))  # one walk for both, each read in turn
+        for alias in found:
+            if isinstance(alias, exp.Alias) and alias.alias:
                 names.setdefault(alias.alias.lower(), alias.alias)
-        for relation in top.find_all(exp.TableAlias):
-            for column in relation.columns:
-                names.setdefault(column.name.lower(), column.name)
+        for relation in found:
+            if isinstance(relation, exp.TableAlias):
+                for column in relation.columns:
+                    names.setdefault(column.name.lower(), column.name)
     return names, using
 
 
