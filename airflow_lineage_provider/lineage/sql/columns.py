@@ -46,7 +46,9 @@ def qualify_columns(query: exp.Expression, schema: MappingSchema) -> Scope | Non
         columns = _TABLE_COLUMNS.get(schema)
         if columns is None:
             columns = _TABLE_COLUMNS[schema] = {}
-        name_sets: dict[tuple[str, str, str], frozenset[str]] = {}  # a table's columns, as a set: read by many scopes
+        name_sets = _NAME_SETS.get(schema)
+        if name_sets is None:
+            name_sets = _NAME_SETS[schema] = {}
         for scope in scopes:
             _Scope(scope, schema, undo, columns, name_sets).qualify()
     except Exception:  # noqa: BLE001 - not a step taken here, a query sqlglot rejects, or a surprise: sqlglot's
@@ -65,8 +67,16 @@ def qualify_columns(query: exp.Expression, schema: MappingSchema) -> Scope | Non
     return scopes[-1]
 
 
-# Per schema (rebuilt whenever the catalog changes), per table's catalog, database and name: its columns.
+# Per schema (rebuilt whenever the catalog changes), per table's catalog, database and name: its columns, and
+# those as a set (read by many scopes of many statements).
 _TABLE_COLUMNS: WeakKeyDictionary[MappingSchema, dict[tuple[str, str, str], list[str]]] = WeakKeyDictionary()
+_NAME_SETS: WeakKeyDictionary[MappingSchema, dict[tuple[str, str, str], frozenset[str]]] = WeakKeyDictionary()
+
+
+def _table_key(table: exp.Table) -> tuple[str, str, str] | None:
+    """(catalog, database, name) of a table that has all three, else ``None``."""
+    catalog, db = table.catalog, table.db
+    return (catalog, db, table.name) if catalog and db else None
 
 
 def _set(undo: list[tuple[exp.Expression, str, Any]], node: exp.Expression, key: str, value: Any) -> None:
@@ -117,11 +127,11 @@ class _Scope:
             if source.args.get("pivots") or not isinstance(source.this, exp.Identifier):
                 raise _NotHereError("pivot or table function")
             # Every table has its catalog and database by now: its parts name it alone.
-            table_key = (source.catalog, source.db, source.name)
-            found = self.table_columns.get(table_key) if source.catalog and source.db else None
+            table_key = _table_key(source)
+            found = self.table_columns.get(table_key) if table_key else None
             if found is None:
                 found = self.schema.column_names(source, only_visible)
-                if source.catalog and source.db:
+                if table_key:
                     self.table_columns[table_key] = found
         else:
             expression = source.expression
@@ -146,13 +156,13 @@ class _Scope:
         return found
 
     def name_set(self, name: str) -> frozenset[str]:
-        """``source_columns(name)`` as a set (a table's, once per statement)."""
+        """``source_columns(name)`` as a set (a table's, once per schema)."""
         found = self._sets.get(name)
         if found is None:
             columns = self.source_columns(name)  # its checks, in this scope
             source = self.scope.sources.get(name)
-            if isinstance(source, exp.Table) and source.catalog and source.db:
-                key = (source.catalog, source.db, source.name)
+            key = _table_key(source) if isinstance(source, exp.Table) else None
+            if key:
                 found = self.name_sets.get(key)
                 if found is None:
                     found = self.name_sets[key] = frozenset(columns)
@@ -231,8 +241,13 @@ class _Scope:
                 # A copy of it, but for the place in the text its meta keeps (a deep copy costs more than
                 # the rest of the column's qualification).
                 found = self._identifiers[table_name] = (dict(given.args), given)
+            elif given is None or isinstance(given, str):
+                # What ``to_identifier`` makes of a name, its pattern matched once, not once per column.
+                name = table_name if given is None else given
+                found = self._identifiers[table_name] = ({"this": name, "quoted": not SAFE_IDENTIFIER_RE.match(name)},
+                                                         None)
             else:
-                found = self._identifiers[table_name] = (None, given if given is not None else table_name)
+                found = self._identifiers[table_name] = (None, given)
         args, given = found
         if args is not None:
             return exp.Identifier(**args)
@@ -331,6 +346,8 @@ class _Scope:
                     (column.table and column.table not in selected):
                 raise _NotHereError("struct star")
         column_class = exp.Column
+        semi = scope.semi_or_anti_join_tables
+        owners = self._owners
         for column in _scope_columns(scope):
             args = column.args
             if type(column) is not column_class or args.get("db") is not None:
@@ -344,7 +361,13 @@ class _Scope:
                     if column.name not in self.name_set(table):
                         raise _NotHereError("unknown column")
                 continue
-            identifier = self.get_table(column)
+            if semi:
+                identifier = self.get_table(column)
+            else:  # ``get_table``'s first step, without its calls: the owner of most names is known at once
+                owner = owners.get(column.name, _MISSING)
+                if owner is _MISSING:
+                    owner = self.owner(column.name)
+                identifier = self._identifier(owner) if owner else self.get_table(column)
             if identifier is None:
                 # An outer column or an ambiguous one: left as it is, as sqlglot does. An alias
                 # (``SELECT a + 1 AS b .. WHERE b > 0``): sqlglot writes its expression in.
