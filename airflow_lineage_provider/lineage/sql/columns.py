@@ -14,7 +14,6 @@ two to the same trees on every corpus and TPC-DS query.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any, Sequence
 from weakref import WeakKeyDictionary
 
@@ -538,7 +537,11 @@ class _Scope:
         order = expression.args.get("order")
         if not isinstance(order, exp.Expression):
             return
-        alias_names = {name for name, count in Counter(expression.named_selects).items() if count == 1}
+        seen: set[str] = set()
+        repeated: set[str] = set()
+        for name in expression.named_selects:
+            (repeated if name in seen else seen).add(name)
+        alias_names = seen - repeated  # the names of one projection each
         keys = [ordered.this for ordered in order.expressions]
         for original in keys:
             expanded = original
@@ -556,12 +559,15 @@ class _Scope:
                 _replace(self.undo, original, expanded)
         if expression.args.get("group"):
             # sqlglot's ``{s.this: s for s in selects}.get(node)``: the last projection equal to the key. Equal
-            # nodes are of one class: only those are compared (hashing every projection costs more).
+            # nodes are of one class, and equal columns of one name (their hash reads it in lower case): only
+            # those are compared (hashing every projection costs more).
             selects = [s for s in expression.selects if s.alias_or_name in alias_names]
             for node in keys:
                 if not node.is_int:
                     kind = type(node)
-                    replacement = next((s for s in reversed(selects) if type(s.this) is kind and s.this == node), None)
+                    name = node.name.lower() if kind is exp.Column else None
+                    replacement = next((s for s in reversed(selects) if type(s.this) is kind and (
+                        name is None or s.this.name.lower() == name) and s.this == node), None)
                     if replacement is not None:
                         _replace(self.undo, node, exp.column(replacement.alias_or_name))
 
