@@ -590,6 +590,7 @@ def _scope_columns(scope: Scope) -> list[exp.Column]:
                 for column in _external_columns(child)]
     named_selects = set(expression.named_selects) if isinstance(expression, exp.Query) else set()
     is_context = _IS_CONTEXT
+    select_class = exp.Select
     columns = []
     for column in (*scope._raw_columns, *external):
         ancestor = column.parent
@@ -601,8 +602,9 @@ def _scope_columns(scope: Scope) -> list[exp.Column]:
             if stop:
                 break
             ancestor = ancestor.parent
-        if (
+        if (  # sqlglot's test, its commonest case first (a column of the select itself)
             ancestor is None
+            or type(ancestor) is select_class
             or column.text("table")
             or isinstance(ancestor, exp.Select)
             or (isinstance(ancestor, exp.Table) and not isinstance(ancestor.this, exp.Func))
