@@ -101,6 +101,7 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
     # Below a table or a column (``_TABLE_PARTS`` enters neither) only identifiers and selects are wanted.
     stack: list[exp.Expression] = [query]
     below: list[exp.Expression] = []
+    to_stack, to_below = stack.append, below.append  # bound once, not per node
     for todo, finding in ((stack, True), (below, False)):
         pop = todo.pop
         while todo:
@@ -114,7 +115,7 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
                 selects.append(node)
             if finding and code & 1:
                 parts.append(node)
-            push = below.append if (code & 2 or not finding) else todo.append
+            push = to_below if (code & 2 or not finding) else to_stack
             # Identifiers, the most common nodes and leaves, are lower-cased here rather than pushed and popped;
             # ``set`` (which clears hashes up the tree) only when the name changes: most are in lower case already.
             for value in node.args.values():
