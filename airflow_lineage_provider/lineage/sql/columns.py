@@ -580,7 +580,7 @@ _IS_CONTEXT: dict[type, bool] = {}
 
 def _scope_columns(scope: Scope) -> list[exp.Column]:
     """sqlglot's ``Scope.columns`` (its columns, and those of subqueries that read its sources), computed
-    as it computes them but for the nearest context node, found by class (its ``find_ancestor`` is a tenth
+    as it computes them but for the nearest context node, found by class (with its ``find_ancestor``, 6%
     of a static extraction). Reads the columns the scope collected (``_raw_columns``): were that renamed, the
     query goes to sqlglot's ``qualify_columns``."""
     expression = scope.expression
