@@ -24,10 +24,12 @@ _ALIAS = re.compile(r"as\s+`?([a-z_]\w*)`?\s*,")
 _WORD = re.compile(r"\w+")
 
 
-def name_lateral_references(query: exp.Expression, sql: str, schema: Any, names: dict[str, str]) -> None:
+def name_lateral_references(query: exp.Expression, sql: str, schema: Any, names: dict[str, str],
+                            text: str | None = None) -> None:
     """Give each unnamed column that reads an alias of an earlier column of its select list the name Spark
-    gives it; ``names``: the statement's output names as written, which it joins. ``sql``: the statement."""
-    text = sql.lower()
+    gives it; ``names``: the statement's output names as written, which it joins. ``sql``: the statement;
+    ``text``: it lower-cased, when the caller has it."""
+    text = sql.lower() if text is None else text
     if not _reads_an_alias(text):
         return
     for select in query.find_all(exp.Select):
@@ -70,19 +72,17 @@ def _reads_an_alias(text: str) -> bool:
     alias reference can be written in (most statements have none, and then the tree is not walked).
 
     One pass over the words, in order, with the aliases named since the last ``FROM``: a search per alias
-    over the rest of its select list made a 1,000-column select list cost a second."""
+    over the rest of its select list made a 1,000-column select list cost a second. The words are read a
+    stretch at a time, from one alias to the next (``findall``, ``index`` and ``isdisjoint`` run in C: a
+    loop over every word cost as much as the rest of the gate)."""
     aliases = [(m.end(), m.group(1)) for m in _ALIAS.finditer(text)]
-    if not aliases:
-        return False
     pending: set[str] = set()
-    next_alias = 0
-    for word in _WORD.finditer(text):
-        while next_alias < len(aliases) and aliases[next_alias][0] <= word.start():
-            pending.add(aliases[next_alias][1])
-            next_alias += 1
-        name = word.group()
-        if name == "from":
-            pending.clear()
-        elif name in pending:
+    for k, (end, name) in enumerate(aliases):
+        pending.add(name)
+        words = _WORD.findall(text, end, aliases[k + 1][0] if k + 1 < len(aliases) else len(text))
+        cut = words.index("from") if "from" in words else len(words)
+        if not pending.isdisjoint(words[:cut]):
             return True
+        if cut < len(words):
+            pending.clear()
     return False

@@ -14,12 +14,12 @@ two to the same trees on every corpus and TPC-DS query.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any, Sequence
 from weakref import WeakKeyDictionary
 
 from sqlglot import exp
 from sqlglot.errors import OptimizeError
+from sqlglot.expressions import SAFE_IDENTIFIER_RE
 from sqlglot.optimizer.scope import Scope, find_in_scope, traverse_scope, walk_in_scope
 from sqlglot.schema import MappingSchema
 
@@ -45,7 +45,9 @@ def qualify_columns(query: exp.Expression, schema: MappingSchema) -> Scope | Non
         columns = _TABLE_COLUMNS.get(schema)
         if columns is None:
             columns = _TABLE_COLUMNS[schema] = {}
-        name_sets: dict[tuple[str, str, str], frozenset[str]] = {}  # a table's columns, as a set: read by many scopes
+        name_sets = _NAME_SETS.get(schema)
+        if name_sets is None:
+            name_sets = _NAME_SETS[schema] = {}
         for scope in scopes:
             _Scope(scope, schema, undo, columns, name_sets).qualify()
     except Exception:  # noqa: BLE001 - not a step taken here, a query sqlglot rejects, or a surprise: sqlglot's
@@ -64,8 +66,16 @@ def qualify_columns(query: exp.Expression, schema: MappingSchema) -> Scope | Non
     return scopes[-1]
 
 
-# Per schema (rebuilt whenever the catalog changes), per table's catalog, database and name: its columns.
+# Per schema (rebuilt whenever the catalog changes), per table's catalog, database and name: its columns, and
+# those as a set (read by many scopes of many statements).
 _TABLE_COLUMNS: WeakKeyDictionary[MappingSchema, dict[tuple[str, str, str], list[str]]] = WeakKeyDictionary()
+_NAME_SETS: WeakKeyDictionary[MappingSchema, dict[tuple[str, str, str], frozenset[str]]] = WeakKeyDictionary()
+
+
+def _table_key(table: exp.Table) -> tuple[str, str, str] | None:
+    """(catalog, database, name) of a table that has all three, else ``None``."""
+    catalog, db = table.catalog, table.db
+    return (catalog, db, table.name) if catalog and db else None
 
 
 def _set(undo: list[tuple[exp.Expression, str, Any]], node: exp.Expression, key: str, value: Any) -> None:
@@ -116,11 +126,11 @@ class _Scope:
             if source.args.get("pivots") or not isinstance(source.this, exp.Identifier):
                 raise _NotHereError("pivot or table function")
             # Every table has its catalog and database by now: its parts name it alone.
-            table_key = (source.catalog, source.db, source.name)
-            found = self.table_columns.get(table_key) if source.catalog and source.db else None
+            table_key = _table_key(source)
+            found = self.table_columns.get(table_key) if table_key else None
             if found is None:
                 found = self.schema.column_names(source, only_visible)
-                if source.catalog and source.db:
+                if table_key:
                     self.table_columns[table_key] = found
         else:
             expression = source.expression
@@ -145,13 +155,13 @@ class _Scope:
         return found
 
     def name_set(self, name: str) -> frozenset[str]:
-        """``source_columns(name)`` as a set (a table's, once per statement)."""
+        """``source_columns(name)`` as a set (a table's, once per schema)."""
         found = self._sets.get(name)
         if found is None:
             columns = self.source_columns(name)  # its checks, in this scope
             source = self.scope.sources.get(name)
-            if isinstance(source, exp.Table) and source.catalog and source.db:
-                key = (source.catalog, source.db, source.name)
+            key = _table_key(source) if isinstance(source, exp.Table) else None
+            if key:
                 found = self.name_sets.get(key)
                 if found is None:
                     found = self.name_sets[key] = frozenset(columns)
@@ -230,8 +240,13 @@ class _Scope:
                 # A copy of it, but for the place in the text its meta keeps (a deep copy costs more than
                 # the rest of the column's qualification).
                 found = self._identifiers[table_name] = (dict(given.args), given)
+            elif given is None or isinstance(given, str):
+                # What ``to_identifier`` makes of a name, its pattern matched once, not once per column.
+                name = table_name if given is None else given
+                found = self._identifiers[table_name] = ({"this": name, "quoted": not SAFE_IDENTIFIER_RE.match(name)},
+                                                         None)
             else:
-                found = self._identifiers[table_name] = (None, given if given is not None else table_name)
+                found = self._identifiers[table_name] = (None, given)
         args, given = found
         if args is not None:
             return exp.Identifier(**args)
@@ -330,7 +345,9 @@ class _Scope:
                     (column.table and column.table not in selected):
                 raise _NotHereError("struct star")
         column_class = exp.Column
-        for column in scope.columns:
+        semi = scope.semi_or_anti_join_tables
+        owners = self._owners
+        for column in _scope_columns(scope):
             args = column.args
             if type(column) is not column_class or args.get("db") is not None:
                 raise _NotHereError("struct path")
@@ -343,7 +360,13 @@ class _Scope:
                     if column.name not in self.name_set(table):
                         raise _NotHereError("unknown column")
                 continue
-            identifier = self.get_table(column)
+            if semi:
+                identifier = self.get_table(column)
+            else:  # ``get_table``'s first step, without its calls: the owner of most names is known at once
+                owner = owners.get(column.name, _MISSING)
+                if owner is _MISSING:
+                    owner = self.owner(column.name)
+                identifier = self._identifier(owner) if owner else self.get_table(column)
             if identifier is None:
                 # An outer column or an ambiguous one: left as it is, as sqlglot does. An alias
                 # (``SELECT a + 1 AS b .. WHERE b > 0``): sqlglot writes its expression in.
@@ -441,8 +464,19 @@ class _Scope:
         dialect = self.dialect
         new: list[exp.Expression] = []
         changed = False
+        alias_class, column_class, identifier_class = exp.Alias, exp.Column, exp.Identifier
         for i, selection in enumerate(expression.expressions):
-            if isinstance(selection, exp.Subquery):
+            kind = type(selection)
+            if kind is alias_class:
+                pass
+            elif kind is column_class and type(selection.this) is identifier_class:
+                # The commonest unnamed output, named as below without ``alias_``'s parsing and checks.
+                source = selection.this
+                name = source.this or f"_col_{i}"
+                selection = alias_class(this=selection, alias=identifier_class(
+                    this=name, quoted=bool(source.quoted) or not SAFE_IDENTIFIER_RE.match(name)))
+                changed = True
+            elif isinstance(selection, exp.Subquery):
                 if not selection.output_name:
                     identifier = exp.to_identifier(f"_col_{i}")
                     dialect.normalize_identifier(identifier)
@@ -503,7 +537,11 @@ class _Scope:
         order = expression.args.get("order")
         if not isinstance(order, exp.Expression):
             return
-        alias_names = {name for name, count in Counter(expression.named_selects).items() if count == 1}
+        seen: set[str] = set()
+        repeated: set[str] = set()
+        for name in expression.named_selects:
+            (repeated if name in seen else seen).add(name)
+        alias_names = seen - repeated  # the names of one projection each
         keys = [ordered.this for ordered in order.expressions]
         for original in keys:
             expanded = original
@@ -521,14 +559,77 @@ class _Scope:
                 _replace(self.undo, original, expanded)
         if expression.args.get("group"):
             # sqlglot's ``{s.this: s for s in selects}.get(node)``: the last projection equal to the key. Equal
-            # nodes are of one class: only those are compared (hashing every projection costs more).
+            # nodes are of one class, and equal columns of one name (their hash reads it in lower case): only
+            # those are compared (hashing every projection costs more).
             selects = [s for s in expression.selects if s.alias_or_name in alias_names]
             for node in keys:
                 if not node.is_int:
                     kind = type(node)
-                    replacement = next((s for s in reversed(selects) if type(s.this) is kind and s.this == node), None)
+                    name = node.name.lower() if kind is exp.Column else None
+                    replacement = next((s for s in reversed(selects) if type(s.this) is kind and (
+                        name is None or s.this.name.lower() == name) and s.this == node), None)
                     if replacement is not None:
                         _replace(self.undo, node, exp.column(replacement.alias_or_name))
+
+
+# The nodes ``Scope.columns`` looks up to from a column, and per class whether it is one: a column of a long
+# WHERE sits below a dozen nodes, and a class looked up costs a fifth of an ``isinstance`` on nine classes.
+_CONTEXTS = (exp.Select, exp.Qualify, exp.Order, exp.Cluster, exp.Having, exp.Hint, exp.Table, exp.Star, exp.Distinct)
+_IS_CONTEXT: dict[type, bool] = {}
+
+
+def _scope_columns(scope: Scope) -> list[exp.Column]:
+    """sqlglot's ``Scope.columns`` (its columns, and those of subqueries that read its sources), computed
+    as it computes them but for the nearest context node, found by class (with its ``find_ancestor``, 6%
+    of a static extraction). Reads the columns the scope collected (``_raw_columns``): were that renamed, the
+    query goes to sqlglot's ``qualify_columns``."""
+    expression = scope.expression
+    scope.stars  # noqa: B018 - the scope collects its nodes once, on the first such read
+    external = [column for child in (*scope.subquery_scopes, *scope.udtf_scopes,
+                                     *(s for s in scope.derived_table_scopes if s.can_be_correlated))
+                for column in _external_columns(child)]
+    named_selects = set(expression.named_selects) if isinstance(expression, exp.Query) else set()
+    is_context = _IS_CONTEXT
+    select_class = exp.Select
+    columns = []
+    for column in (*scope._raw_columns, *external):
+        ancestor = column.parent
+        while ancestor is not None:
+            kind = type(ancestor)
+            stop = is_context.get(kind)
+            if stop is None:
+                stop = is_context[kind] = issubclass(kind, _CONTEXTS)
+            if stop:
+                break
+            ancestor = ancestor.parent
+        if (  # sqlglot's test, its commonest case first (a column of the select itself)
+            ancestor is None
+            or type(ancestor) is select_class
+            or column.text("table")
+            or isinstance(ancestor, exp.Select)
+            or (isinstance(ancestor, exp.Table) and not isinstance(ancestor.this, exp.Func))
+            or (
+                isinstance(ancestor, (exp.Order, exp.Cluster, exp.Distinct))
+                and (
+                    isinstance(ancestor.parent, (exp.Window, exp.WithinGroup))
+                    or not isinstance(ancestor.parent, exp.Select)
+                    or column.name not in named_selects
+                )
+            )
+            or (isinstance(ancestor, exp.Star) and not column.arg_key == "except_")
+        ):
+            columns.append(column)
+    return columns
+
+
+def _external_columns(scope: Scope) -> list[exp.Column]:
+    """sqlglot's ``Scope.external_columns``, on ``_scope_columns``."""
+    if isinstance(scope.expression, exp.SetOperation):
+        left, right = scope.set_operation_scopes
+        return _external_columns(left) + _external_columns(right)
+    local = {name for name, _ in scope.references}
+    semi = scope.semi_or_anti_join_tables
+    return [c for c in _scope_columns(scope) if c.text("table") not in local and c.text("table") not in semi]
 
 
 def _quoted_output(selection: exp.Expression) -> bool:

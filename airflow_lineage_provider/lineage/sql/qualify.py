@@ -53,7 +53,7 @@ def qualify(query: exp.Expression, sql: str, db: str, schema: MappingSchema
     # Spark's readings sqlglot lacks; they change columns inside selects, never the selects themselves.
     read_struct_paths(query, text)
     by_all(query, text, schema)
-    name_lateral_references(query, sql, schema, names)
+    name_lateral_references(query, sql, schema, names, text)
     # A star over a USING join then another join: what sqlglot's expansion leaves out, noted first.
     later = later_keys(query, using, schema) if using and "*" in text else []
     # Its column step too, on scopes the resolver reuses, when the query needs only its common steps.
@@ -101,15 +101,12 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
     # Below a table or a column (``_TABLE_PARTS`` enters neither) only identifiers and selects are wanted.
     stack: list[exp.Expression] = [query]
     below: list[exp.Expression] = []
+    to_stack, to_below = stack.append, below.append  # bound once, not per node
     for todo, finding in ((stack, True), (below, False)):
         pop = todo.pop
         while todo:
             node = pop()
             cls = type(node)
-            if cls is identifier:
-                if not (paths and node.meta_get("case_sensitive")):
-                    node.set("this", node.this.lower())
-                continue
             code = codes.get(cls)
             if code is None:
                 code = codes[cls] = (issubclass(cls, _TABLE_FOUND) | issubclass(cls, (exp.Table, exp.Column)) << 1
@@ -118,12 +115,22 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
                 selects.append(node)
             if finding and code & 1:
                 parts.append(node)
-            push = below.append if (code & 2 or not finding) else todo.append
+            push = to_below if (code & 2 or not finding) else to_stack
+            # Identifiers, the most common nodes and leaves, are lower-cased here rather than pushed and popped;
+            # ``set`` (which clears hashes up the tree) only when the name changes: most are in lower case already.
             for value in node.args.values():
                 if type(value) is list:
                     for item in value:
-                        if isinstance(item, expression):
+                        if type(item) is identifier:
+                            name = item.this
+                            if name != name.lower() and not (paths and item.meta_get("case_sensitive")):
+                                item.set("this", name.lower())
+                        elif isinstance(item, expression):
                             push(item)
+                elif type(value) is identifier:
+                    name = value.this
+                    if name != name.lower() and not (paths and value.meta_get("case_sensitive")):
+                        value.set("this", name.lower())
                 elif isinstance(value, expression):
                     push(value)
     return _Walked(parts, selects)
@@ -174,12 +181,14 @@ def _prepare(query: exp.Expression, walk: bool = True, walk_pivots: bool = False
             side = str(node.args.get("side") or "").upper()
             using[id(node.parent)] = "both" if side == "FULL" else ("right" if side == "RIGHT" else "left")
     if star:  # names a star brings up from subqueries, and from alias lists (``VALUES .. AS t(ID, ST)``)
-        for alias in top.find_all(exp.Alias):
-            if alias.alias:
+        found = list(top.find_all(exp.Alias, exp.TableAlias))  # one walk for both, each read in turn
+        for alias in found:
+            if isinstance(alias, exp.Alias) and alias.alias:
                 names.setdefault(alias.alias.lower(), alias.alias)
-        for relation in top.find_all(exp.TableAlias):
-            for column in relation.columns:
-                names.setdefault(column.name.lower(), column.name)
+        for relation in found:
+            if isinstance(relation, exp.TableAlias):
+                for column in relation.columns:
+                    names.setdefault(column.name.lower(), column.name)
     return names, using
 
 
