@@ -22,6 +22,7 @@ from airflow_lineage_provider.lineage.model import (
     TRANSFORMATION,
     Dataset,
     Origin,
+    origin,
     stronger,
     widens,
 )
@@ -346,8 +347,8 @@ class Resolver(Conditions, Pivots):
                     if position < len(bnames):
                         found = self.resolve(branch, bnames[position], position)
                         if common is not None and kind != common and not widens(kind, common):
-                            found = frozenset(Origin(o.table, o.field, stronger(TRANSFORMATION, o.subtype),
-                                                     o.expression, o.masking) for o in found)
+                            found = frozenset(origin((o.table, o.field, stronger(TRANSFORMATION, o.subtype),
+                                                      o.expression, o.masking)) for o in found)
                         out |= found
                 result = frozenset(out)
         elif isinstance(e, exp.Select):
@@ -412,10 +413,13 @@ class Resolver(Conditions, Pivots):
         if type(inner) is exp.Column and not isinstance(inner.this, exp.Star):
             # The common case, a column copied: what it copies, under the first text written for it.
             origins = self.column_origins(scope, inner)
-            if all(o.expression for o in origins):
+            for o in origins:
+                if not o.expression:
+                    break
+            else:
                 return origins
             text = self.render(inner)
-            return frozenset(o if o.expression else Origin(o.table, o.field, o.subtype, text, o.masking)
+            return frozenset(o if o.expression else origin((o.table, o.field, o.subtype, text, o.masking))
                              for o in origins)
         identity = self.is_identity(scope, inner)
         refs: list[Ref] = []
@@ -439,7 +443,7 @@ class Resolver(Conditions, Pivots):
                     expression = text
                 # A struct field of a column copied as it is: the field is the source, named by its path.
                 field = self.field_of(o, path) if path and o.subtype == IDENTITY else o.field
-                out.add(Origin(o.table, field, subtype, expression, o.masking or ref.masking))
+                out.add(origin((o.table, field, subtype, expression, o.masking or ref.masking)))
         for sub in subs:
             if isinstance(sub, exp.Subquery):
                 child = self.scope_of.get(id(sub.this))
@@ -450,7 +454,7 @@ class Resolver(Conditions, Pivots):
                     if text is None:
                         text = self.render(inner)
                     for o in self.resolve(child, names[0], 0):
-                        out.add(Origin(o.table, o.field, stronger(TRANSFORMATION, o.subtype), text, o.masking))
+                        out.add(origin((o.table, o.field, stronger(TRANSFORMATION, o.subtype), text, o.masking)))
         return frozenset(out)
 
     def column_origins(self, scope: Scope, col: exp.Column) -> frozenset[Origin]:
@@ -563,14 +567,14 @@ class Resolver(Conditions, Pivots):
         if info is None:
             if src.name and src.dataset and src.dataset.table:
                 self._unknown_tables.add(src.name)
-            return frozenset({Origin(label, name, IDENTITY, "", False)})
+            return frozenset({origin((label, name, IDENTITY, "", False))})
         key = (label, name)
         cached = self._table_memo.get(key)
         if cached is not None:
             return cached
         found = info.lookup(name)
         if found is not None:
-            cached = self._table_memo[key] = frozenset({Origin(label, found[0], IDENTITY, "", False)})
+            cached = self._table_memo[key] = frozenset({origin((label, found[0], IDENTITY, "", False))})
             return cached
         self.warn(f"column {name} is not in the schema of {src.name}")
         return frozenset()
@@ -584,7 +588,7 @@ class Resolver(Conditions, Pivots):
 
     def _generator(self, scope: Scope, generator: exp.Expression) -> frozenset[Origin]:
         found = self.expression_origins(scope, generator)
-        return frozenset(Origin(o.table, o.field, stronger(TRANSFORMATION, o.subtype), o.expression, o.masking)
+        return frozenset(origin((o.table, o.field, stronger(TRANSFORMATION, o.subtype), o.expression, o.masking))
                          for o in found)
 
     # -- types and text -------------------------------------------------------------------------
@@ -666,7 +670,7 @@ class Resolver(Conditions, Pivots):
             return rendered[placeholder]
 
         self.result.columns = [
-            (name, frozenset(Origin(o.table, o.field, o.subtype, text(o.expression), o.masking)
+            (name, frozenset(origin((o.table, o.field, o.subtype, text(o.expression), o.masking))
                              if o.expression.startswith("\x00") else o
                              for o in origins))
             for name, origins in self.result.columns
