@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from airflow_lineage_provider.lineage.model import SPARK_CATALOG, ColumnInput, Dataset, Origin
+from airflow_lineage_provider.lineage.model import IDENTITY, SPARK_CATALOG, ColumnInput, Dataset, Origin, origin
 from airflow_lineage_provider.lineage.schema_cache import SchemaCache
 from airflow_lineage_provider.lineage.sql.table_functions import TableFunction
 
@@ -25,6 +25,9 @@ class ViewLineage:
     indirect: frozenset[ColumnInput]
     inputs: dict[str, Dataset]
     warnings: tuple[str, ...] = ()
+
+
+_NONE = object()  # not looked up yet (``TableInfo.origins``)
 
 
 @dataclass
@@ -51,6 +54,20 @@ class TableInfo:
                 index[1].setdefault(c.lower(), (c, t))
             self.__dict__["_index"] = index
         return index[1].get(column.lower())
+
+    def origins(self, label: str, column: str) -> frozenset[Origin] | None:
+        """``column`` read as it is from this table (named ``label``), under the name the table stores it by;
+        ``None`` when the table has no such column. Made once per table and column: statement after
+        statement reads the same columns."""
+        memo = self.__dict__.get("_origins")
+        if memo is None or memo[0] is not self.columns:
+            memo = self.__dict__["_origins"] = (self.columns, {})
+        key = (label, column)
+        found = memo[1].get(key, _NONE)
+        if found is _NONE:
+            stored = self.lookup(column)
+            found = memo[1][key] = frozenset({origin((label, stored[0], IDENTITY, "", False))}) if stored else None
+        return found
 
     def type_of(self, column: str) -> str | None:
         found = self.lookup(column)

@@ -67,7 +67,6 @@ class Resolver(Conditions, Pivots):
         self._src_memo: dict[tuple[int, str], frozenset[Origin]] = {}
         self._column_memo: dict[tuple[int, str, str], frozenset[Origin]] = {}
         self._tables: dict[tuple[str, str, str], tuple[str, TableInfo | None, Dataset]] = {}
-        self._table_memo: dict[tuple[str, str], frozenset[Origin]] = {}
         self.indirect_seen: set[tuple[str, str, str, bool]] = set()  # indirect inputs made (``conditions.py``)
         self.noted: set[int] = set()  # projections whose conditions and window keys are noted
         self._views_noted: set[str] = set()
@@ -568,14 +567,9 @@ class Resolver(Conditions, Pivots):
             if src.name and src.dataset and src.dataset.table:
                 self._unknown_tables.add(src.name)
             return frozenset({origin((label, name, IDENTITY, "", False))})
-        key = (label, name)
-        cached = self._table_memo.get(key)
-        if cached is not None:
-            return cached
-        found = info.lookup(name)
+        found = info.origins(label, name)
         if found is not None:
-            cached = self._table_memo[key] = frozenset({origin((label, found[0], IDENTITY, "", False))})
-            return cached
+            return found
         self.warn(f"column {name} is not in the schema of {src.name}")
         return frozenset()
 
