@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from airflow_lineage_provider.lineage import naming
 from airflow_lineage_provider.lineage.model import IDENTITY, SPARK_CATALOG, ColumnInput, Dataset, Origin, origin
 from airflow_lineage_provider.lineage.schema_cache import SchemaCache
 from airflow_lineage_provider.lineage.sql.table_functions import TableFunction
@@ -111,6 +112,24 @@ class Catalog:
             if cols is not None:
                 return TableInfo(name, cols, source="cache")
         return None
+
+    def table(self, parts: tuple[str, str, str]) -> tuple[str, TableInfo | None, Dataset]:
+        """(full name, table, dataset) of the table a query names by ``parts`` (catalog, database, name).
+
+        Remembered while the script's DDL does not change the catalog (statement after statement reads
+        the same tables); a table the cache gives, or none gives, is looked up again each time (the cache
+        may learn it)."""
+        memo = self.__dict__.get("_tables_named")
+        if memo is None or memo[0] != self.version:
+            memo = self.__dict__["_tables_named"] = (self.version, {})
+        found = memo[1].get(parts)
+        if found is None:
+            name = self.full_name(parts)
+            info = self.get(name)
+            found = (name, info, naming.from_location(info.location if info else None, table=name))
+            if info is not None and info.source != "cache":
+                memo[1][parts] = found
+        return found
 
     def put(self, info: TableInfo) -> None:
         self.tables[info.name] = info

@@ -296,10 +296,7 @@ class Resolver(Conditions, Pivots):
         parts = (table.catalog, db, table.name)
         known = self._tables.get(parts)
         if known is None:  # a table is read in many scopes: look it up and name it once
-            name = self.catalog.full_name(parts)
-            info = self.catalog.get(name)
-            known = self._tables[parts] = (name, info, naming.from_location(info.location if info else None,
-                                                                             table=name))
+            known = self._tables[parts] = self.catalog.table(parts)
         return Source("table", table, name=known[0], info=known[1], dataset=known[2])
 
     def source_outputs(self, src: Source) -> list[str] | None:
