@@ -335,10 +335,10 @@ class Resolver(Conditions, Pivots):
             if position is not None:
                 branches = scope.set_operation_scopes if isinstance(e, exp.Union) else scope.set_operation_scopes[:1]
                 # A branch Spark casts to the column's common type, losing values: a TRANSFORMATION.
-                types = [self.output_type(b, position) for b in scope.set_operation_scopes]
-                common = common_type(types)
+                types = self._branch_types(scope, position)
+                common = common_type(types) if types is not None else None
                 out: set[Origin] = set()
-                for branch, kind in zip(branches, types):
+                for branch, kind in zip(branches, types or [None] * len(branches)):
                     bnames = self.outputs(branch)
                     if position < len(bnames):
                         found = self.resolve(branch, bnames[position], position)
@@ -361,13 +361,24 @@ class Resolver(Conditions, Pivots):
         """The type of a query's output column at ``position``, when the text tells it for sure."""
         e = scope.expression
         if isinstance(e, exp.SetOperation):
-            return common_type([self.output_type(b, position) for b in scope.set_operation_scopes]) \
-                if scope.set_operation_scopes else None
+            types = self._branch_types(scope, position)
+            return common_type(types) if types else None
         if isinstance(e, exp.Values):
             return self._rows_type(scope, e, position)
         if not isinstance(e, exp.Select) or position >= len(e.expressions):
             return None
         return self._expression_type(scope, e.expressions[position])
+
+    def _branch_types(self, scope: Scope, position: int) -> list[str | None] | None:
+        """The types of a set operation's branches at ``position``; ``None`` at the first the text does not
+        tell, without typing the others (the branches then have no common type, ``common_type``)."""
+        types: list[str | None] = []
+        for branch in scope.set_operation_scopes:
+            kind = self.output_type(branch, position)
+            if kind is None:
+                return None
+            types.append(kind)
+        return types
 
     def _expression_type(self, scope: Scope, node: exp.Expression) -> str | None:
         while isinstance(node, (exp.Alias, exp.Paren)):
