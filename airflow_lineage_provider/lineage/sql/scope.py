@@ -156,10 +156,11 @@ class Resolver(Conditions, Pivots):
         out = self._projections.get(key)
         if out is None:
             out = {}
-            for p in scope.expression.expressions:
-                out.setdefault(p.alias_or_name, p)
-            for p in scope.expression.expressions:  # a struct's field a star spread keeps the type's case
-                out.setdefault(p.alias_or_name.lower(), p)
+            named = [(p.alias_or_name, p) for p in scope.expression.expressions]
+            for name, p in named:
+                out.setdefault(name, p)
+            for name, p in named:  # a struct's field a star spread keeps the type's case
+                out.setdefault(name.lower(), p)
             self._projections[key] = out
         return out
 
@@ -657,26 +658,26 @@ class Resolver(Conditions, Pivots):
 
     def _finish_texts(self) -> None:
         rendered: dict[str, str] = {}
-
-        def text(placeholder: str) -> str:
-            if not placeholder.startswith("\x00"):
-                return placeholder
-            if placeholder not in rendered:
-                node = self._pending[int(placeholder[1:])]
-                try:
-                    rendered[placeholder] = render(node)
-                except RecursionError:
-                    raise
-                except Exception:  # noqa: BLE001 - an expression's text as sqlglot writes it, unparenthesized
-                    rendered[placeholder] = plain_sql(node)
-            return rendered[placeholder]
-
-        self.result.columns = [
-            (name, frozenset(origin((o.table, o.field, o.subtype, text(o.expression), o.masking))
-                             if o.expression.startswith("\x00") else o
-                             for o in origins))
-            for name, origins in self.result.columns
-        ]
+        columns = []
+        for name, origins in self.result.columns:
+            done = []
+            for o in origins:
+                placeholder = o.expression
+                if placeholder[:1] == "\x00":
+                    text = rendered.get(placeholder)
+                    if text is None:
+                        node = self._pending[int(placeholder[1:])]
+                        try:
+                            text = render(node)
+                        except RecursionError:
+                            raise
+                        except Exception:  # noqa: BLE001 - an expression's text as sqlglot writes it, unparenthesized
+                            text = plain_sql(node)
+                        rendered[placeholder] = text
+                    o = origin((o.table, o.field, o.subtype, text, o.masking))
+                done.append(o)
+            columns.append((name, frozenset(done)))
+        self.result.columns = columns
 
 
 def _unnamed(p: exp.Expression) -> exp.Expression | None:
