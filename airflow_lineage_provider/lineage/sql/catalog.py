@@ -116,12 +116,13 @@ class Catalog:
     def table(self, parts: tuple[str, str, str]) -> tuple[str, TableInfo | None, Dataset]:
         """(full name, table, dataset) of the table a query names by ``parts`` (catalog, database, name).
 
-        Remembered while the script's DDL does not change the catalog (statement after statement reads
-        the same tables); a table the cache gives, or none gives, is looked up again each time (the cache
-        may learn it)."""
+        Remembered while neither the script's DDL nor its USE change what a name means (statement after
+        statement reads the same tables); a table the cache gives, or none gives, is looked up again each
+        time (the cache may learn it)."""
+        state = (self.version, self.database)
         memo = self.__dict__.get("_tables_named")
-        if memo is None or memo[0] != self.version:
-            memo = self.__dict__["_tables_named"] = (self.version, {})
+        if memo is None or memo[0] != state:
+            memo = self.__dict__["_tables_named"] = (state, {})
         found = memo[1].get(parts)
         if found is None:
             name = self.full_name(parts)
