@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import partial
 from operator import attrgetter
 from typing import Any, Iterable, NamedTuple, NoReturn
 
@@ -253,6 +254,11 @@ class Origin(NamedTuple):
     subtype: str
     expression: str
     masking: bool
+
+
+# ``origin((table, field, subtype, expression, masking))``: an ``Origin`` made in C, at half the cost of
+# ``Origin(...)``, whose NamedTuple ``__new__`` is a Python function (a resolver makes thousands).
+origin = partial(tuple.__new__, Origin)
 
 
 def direct_inputs(origins: Iterable[Origin]) -> tuple[ColumnInput, ...]:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from airflow_lineage_provider.lineage.model import SPARK_CATALOG, ColumnInput, Dataset, Origin
+from airflow_lineage_provider.lineage import naming
+from airflow_lineage_provider.lineage.model import IDENTITY, SPARK_CATALOG, ColumnInput, Dataset, Origin, origin
 from airflow_lineage_provider.lineage.schema_cache import SchemaCache
 from airflow_lineage_provider.lineage.sql.table_functions import TableFunction
 
@@ -25,6 +26,9 @@ class ViewLineage:
     indirect: frozenset[ColumnInput]
     inputs: dict[str, Dataset]
     warnings: tuple[str, ...] = ()
+
+
+_NONE = object()  # not looked up yet (``TableInfo.origins``)
 
 
 @dataclass
@@ -51,6 +55,20 @@ class TableInfo:
                 index[1].setdefault(c.lower(), (c, t))
             self.__dict__["_index"] = index
         return index[1].get(column.lower())
+
+    def origins(self, label: str, column: str) -> frozenset[Origin] | None:
+        """``column`` read as it is from this table (named ``label``), under the name the table stores it by;
+        ``None`` when the table has no such column. Made once per table and column: statement after
+        statement reads the same columns."""
+        memo = self.__dict__.get("_origins")
+        if memo is None or memo[0] is not self.columns:
+            memo = self.__dict__["_origins"] = (self.columns, {})
+        key = (label, column)
+        found = memo[1].get(key, _NONE)
+        if found is _NONE:
+            stored = self.lookup(column)
+            found = memo[1][key] = frozenset({origin((label, stored[0], IDENTITY, "", False))}) if stored else None
+        return found
 
     def type_of(self, column: str) -> str | None:
         found = self.lookup(column)
@@ -94,6 +112,25 @@ class Catalog:
             if cols is not None:
                 return TableInfo(name, cols, source="cache")
         return None
+
+    def table(self, parts: tuple[str, str, str]) -> tuple[str, TableInfo | None, Dataset]:
+        """(full name, table, dataset) of the table a query names by ``parts`` (catalog, database, name).
+
+        Remembered while neither the script's DDL nor its USE change what a name means (statement after
+        statement reads the same tables); a table the cache gives, or none gives, is looked up again each
+        time (the cache may learn it)."""
+        state = (self.version, self.database)
+        memo = self.__dict__.get("_tables_named")
+        if memo is None or memo[0] != state:
+            memo = self.__dict__["_tables_named"] = (state, {})
+        found = memo[1].get(parts)
+        if found is None:
+            name = self.full_name(parts)
+            info = self.get(name)
+            found = (name, info, naming.from_location(info.location if info else None, table=name))
+            if info is not None and info.source != "cache":
+                memo[1][parts] = found
+        return found
 
     def put(self, info: TableInfo) -> None:
         self.tables[info.name] = info

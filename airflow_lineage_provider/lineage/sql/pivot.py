@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from airflow_lineage_provider.lineage.model import Origin, stronger
+from airflow_lineage_provider.lineage.model import Origin, origin, stronger
 from airflow_lineage_provider.lineage.sql.roles import Ref, collect_refs
 from airflow_lineage_provider.lineage.sql.shared import Source
 
@@ -111,7 +111,8 @@ class Pivots:
                 if ref.conditional:  # a CASE / IF condition: an indirect input (``Conditions._pivot_indirect``)
                     continue
                 for o in self.source_column(scope, src.inner, ref.column.name):
-                    out.add(Origin(o.table, o.field, stronger(ref.subtype, o.subtype), text, o.masking or ref.masking))
+                    out.add(origin((o.table, o.field, stronger(ref.subtype, o.subtype), text,
+                                    o.masking or ref.masking)))
             return frozenset(out)
         return self.source_column(scope, src.inner, name)
 

@@ -22,6 +22,7 @@ from airflow_lineage_provider.lineage.model import (
     TRANSFORMATION,
     Dataset,
     Origin,
+    origin,
     stronger,
     widens,
 )
@@ -66,7 +67,6 @@ class Resolver(Conditions, Pivots):
         self._src_memo: dict[tuple[int, str], frozenset[Origin]] = {}
         self._column_memo: dict[tuple[int, str, str], frozenset[Origin]] = {}
         self._tables: dict[tuple[str, str, str], tuple[str, TableInfo | None, Dataset]] = {}
-        self._table_memo: dict[tuple[str, str], frozenset[Origin]] = {}
         self.indirect_seen: set[tuple[str, str, str, bool]] = set()  # indirect inputs made (``conditions.py``)
         self.noted: set[int] = set()  # projections whose conditions and window keys are noted
         self._views_noted: set[str] = set()
@@ -157,10 +157,11 @@ class Resolver(Conditions, Pivots):
         out = self._projections.get(key)
         if out is None:
             out = {}
-            for p in scope.expression.expressions:
-                out.setdefault(p.alias_or_name, p)
-            for p in scope.expression.expressions:  # a struct's field a star spread keeps the type's case
-                out.setdefault(p.alias_or_name.lower(), p)
+            named = [(p.alias_or_name, p) for p in scope.expression.expressions]
+            for name, p in named:
+                out.setdefault(name, p)
+            for name, p in named:  # a struct's field a star spread keeps the type's case
+                out.setdefault(name.lower(), p)
             self._projections[key] = out
         return out
 
@@ -325,10 +326,7 @@ class Resolver(Conditions, Pivots):
         parts = (table.catalog, db, table.name)
         known = self._tables.get(parts)
         if known is None:  # a table is read in many scopes: look it up and name it once
-            name = self.catalog.full_name(parts)
-            info = self.catalog.get(name)
-            known = self._tables[parts] = (name, info, naming.from_location(info.location if info else None,
-                                                                             table=name))
+            known = self._tables[parts] = self.catalog.table(parts)
         return Source("table", table, name=known[0], info=known[1], dataset=known[2])
 
     def source_outputs(self, src: Source) -> list[str] | None:
@@ -367,16 +365,16 @@ class Resolver(Conditions, Pivots):
             if position is not None:
                 branches = scope.set_operation_scopes if isinstance(e, exp.Union) else scope.set_operation_scopes[:1]
                 # A branch Spark casts to the column's common type, losing values: a TRANSFORMATION.
-                types = [self.output_type(b, position) for b in scope.set_operation_scopes]
-                common = common_type(types)
+                types = self._branch_types(scope, position)
+                common = common_type(types) if types is not None else None
                 out: set[Origin] = set()
-                for branch, kind in zip(branches, types):
+                for branch, kind in zip(branches, types or [None] * len(branches)):
                     bnames = self.outputs(branch)
                     if position < len(bnames):
                         found = self.resolve(branch, bnames[position], position)
                         if common is not None and kind != common and not widens(kind, common):
-                            found = frozenset(Origin(o.table, o.field, stronger(TRANSFORMATION, o.subtype),
-                                                     o.expression, o.masking) for o in found)
+                            found = frozenset(origin((o.table, o.field, stronger(TRANSFORMATION, o.subtype),
+                                                      o.expression, o.masking)) for o in found)
                         out |= found
                 result = frozenset(out)
         elif isinstance(e, exp.Select):
@@ -393,13 +391,24 @@ class Resolver(Conditions, Pivots):
         """The type of a query's output column at ``position``, when the text tells it for sure."""
         e = scope.expression
         if isinstance(e, exp.SetOperation):
-            return common_type([self.output_type(b, position) for b in scope.set_operation_scopes]) \
-                if scope.set_operation_scopes else None
+            types = self._branch_types(scope, position)
+            return common_type(types) if types else None
         if isinstance(e, exp.Values):
             return self._rows_type(scope, e, position)
         if not isinstance(e, exp.Select) or position >= len(e.expressions):
             return None
         return self._expression_type(scope, e.expressions[position])
+
+    def _branch_types(self, scope: Scope, position: int) -> list[str | None] | None:
+        """The types of a set operation's branches at ``position``; ``None`` at the first the text does not
+        tell, without typing the others (the branches then have no common type, ``common_type``)."""
+        types: list[str | None] = []
+        for branch in scope.set_operation_scopes:
+            kind = self.output_type(branch, position)
+            if kind is None:
+                return None
+            types.append(kind)
+        return types
 
     def _expression_type(self, scope: Scope, node: exp.Expression) -> str | None:
         while isinstance(node, (exp.Alias, exp.Paren)):
@@ -441,10 +450,13 @@ class Resolver(Conditions, Pivots):
         if type(inner) is exp.Column and not isinstance(inner.this, exp.Star):
             # The common case, a column copied: what it copies, under the first text written for it.
             origins = self.column_origins(scope, inner)
-            if all(o.expression for o in origins):
+            for o in origins:
+                if not o.expression:
+                    break
+            else:
                 return origins
             text = self.render(inner)
-            return frozenset(o if o.expression else Origin(o.table, o.field, o.subtype, text, o.masking)
+            return frozenset(o if o.expression else origin((o.table, o.field, o.subtype, text, o.masking))
                              for o in origins)
         identity = self.is_identity(scope, inner)
         refs: list[Ref] = []
@@ -468,7 +480,7 @@ class Resolver(Conditions, Pivots):
                     expression = text
                 # A struct field of a column copied as it is: the field is the source, named by its path.
                 field = self.field_of(o, path) if path and o.subtype == IDENTITY else o.field
-                out.add(Origin(o.table, field, subtype, expression, o.masking or ref.masking))
+                out.add(origin((o.table, field, subtype, expression, o.masking or ref.masking)))
         for sub in subs:
             if isinstance(sub, exp.Subquery):
                 child = self.scope_of.get(id(sub.this))
@@ -479,7 +491,7 @@ class Resolver(Conditions, Pivots):
                     if text is None:
                         text = self.render(inner)
                     for o in self.resolve(child, names[0], 0):
-                        out.add(Origin(o.table, o.field, stronger(TRANSFORMATION, o.subtype), text, o.masking))
+                        out.add(origin((o.table, o.field, stronger(TRANSFORMATION, o.subtype), text, o.masking)))
         return frozenset(out)
 
     def column_origins(self, scope: Scope, col: exp.Column) -> frozenset[Origin]:
@@ -592,15 +604,10 @@ class Resolver(Conditions, Pivots):
         if info is None:
             if src.name and src.dataset and src.dataset.table:
                 self._unknown_tables.add(src.name)
-            return frozenset({Origin(label, name, IDENTITY, "", False)})
-        key = (label, name)
-        cached = self._table_memo.get(key)
-        if cached is not None:
-            return cached
-        found = info.lookup(name)
+            return frozenset({origin((label, name, IDENTITY, "", False))})
+        found = info.origins(label, name)
         if found is not None:
-            cached = self._table_memo[key] = frozenset({Origin(label, found[0], IDENTITY, "", False)})
-            return cached
+            return found
         self.warn(f"column {name} is not in the schema of {src.name}")
         return frozenset()
 
@@ -613,7 +620,7 @@ class Resolver(Conditions, Pivots):
 
     def _generator(self, scope: Scope, generator: exp.Expression) -> frozenset[Origin]:
         found = self.expression_origins(scope, generator)
-        return frozenset(Origin(o.table, o.field, stronger(TRANSFORMATION, o.subtype), o.expression, o.masking)
+        return frozenset(origin((o.table, o.field, stronger(TRANSFORMATION, o.subtype), o.expression, o.masking))
                          for o in found)
 
     # -- types and text -------------------------------------------------------------------------
@@ -680,26 +687,26 @@ class Resolver(Conditions, Pivots):
 
     def _finish_texts(self) -> None:
         rendered: dict[str, str] = {}
-
-        def text(placeholder: str) -> str:
-            if not placeholder.startswith("\x00"):
-                return placeholder
-            if placeholder not in rendered:
-                node = self._pending[int(placeholder[1:])]
-                try:
-                    rendered[placeholder] = render(node)
-                except RecursionError:
-                    raise
-                except Exception:  # noqa: BLE001 - an expression's text as sqlglot writes it, unparenthesized
-                    rendered[placeholder] = plain_sql(node)
-            return rendered[placeholder]
-
-        self.result.columns = [
-            (name, frozenset(Origin(o.table, o.field, o.subtype, text(o.expression), o.masking)
-                             if o.expression.startswith("\x00") else o
-                             for o in origins))
-            for name, origins in self.result.columns
-        ]
+        columns = []
+        for name, origins in self.result.columns:
+            done = []
+            for o in origins:
+                placeholder = o.expression
+                if placeholder[:1] == "\x00":
+                    text = rendered.get(placeholder)
+                    if text is None:
+                        node = self._pending[int(placeholder[1:])]
+                        try:
+                            text = render(node)
+                        except RecursionError:
+                            raise
+                        except Exception:  # noqa: BLE001 - an expression's text as sqlglot writes it, unparenthesized
+                            text = plain_sql(node)
+                        rendered[placeholder] = text
+                    o = origin((o.table, o.field, o.subtype, text, o.masking))
+                done.append(o)
+            columns.append((name, frozenset(done)))
+        self.result.columns = columns
 
 
 def _unnamed(p: exp.Expression, sql: str = "") -> exp.Expression | None:

@@ -16,7 +16,7 @@ PARTIAL_CONFIDENCE = 0.5
 UNCHECKED_CONFIDENCE = 0.9
 
 
-@dataclass
+@dataclass(slots=True)  # slots: a statement makes one per relation per scope, and reads them per column
 class Source:
     """A relation in a FROM clause, as a column reference reaches it."""
 

@@ -1,0 +1,39 @@
+"""What the catalog remembers between statements (``Catalog.table``, ``TableInfo.origins``) follows what
+the script changes: DDL, USE, a table the schema cache learns."""
+
+from __future__ import annotations
+
+from airflow_lineage_provider.lineage.model import IDENTITY, Origin
+from airflow_lineage_provider.lineage.schema_cache import SchemaCache
+from airflow_lineage_provider.lineage.sql.catalog import Catalog, TableInfo
+
+
+def test_a_table_name_follows_use_and_ddl():
+    catalog = Catalog(database="a")
+    catalog.put(TableInfo("spark_catalog.a.t", [("x", "int")]))
+    catalog.put(TableInfo("spark_catalog.b.t", [("y", "int")]))
+    name, info, dataset = catalog.table(("", "", "t"))
+    assert (name, info.names, dataset.table) == ("spark_catalog.a.t", ["x"], "spark_catalog.a.t")
+    catalog.database = "b"  # USE b
+    name, info, _ = catalog.table(("", "", "t"))
+    assert (name, info.names) == ("spark_catalog.b.t", ["y"])
+    catalog.put(TableInfo("spark_catalog.b.t", [("y", "int"), ("z", "string")]))  # ALTER TABLE ADD COLUMNS
+    assert catalog.table(("", "", "t"))[1].names == ["y", "z"]
+    catalog.drop("spark_catalog.b.t")
+    assert catalog.table(("", "", "t"))[1] is None
+
+
+def test_a_table_the_cache_learns_is_found(tmp_path):
+    cache = SchemaCache(tmp_path / "schemas.json")
+    catalog = Catalog(cache=cache)
+    assert catalog.table(("", "db", "t"))[1] is None
+    cache.put("spark_catalog.db.t", [("c", "int")])
+    assert catalog.table(("", "db", "t"))[1].names == ["c"]
+
+
+def test_origins_name_the_column_as_the_table_stores_it():
+    info = TableInfo("spark_catalog.db.t", [("Amount", "int")])
+    assert info.origins("spark_catalog.db.t", "amount") == {Origin("spark_catalog.db.t", "Amount", IDENTITY, "", False)}
+    assert info.origins("spark_catalog.db.t", "missing") is None
+    info.columns = [("Amount", "int"), ("Extra", "int")]  # a new column list is read afresh
+    assert info.origins("spark_catalog.db.t", "EXTRA") == {Origin("spark_catalog.db.t", "Extra", IDENTITY, "", False)}
