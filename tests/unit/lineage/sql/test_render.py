@@ -8,6 +8,13 @@ from airflow_lineage_provider.lineage.sql.keywords import parse
 from airflow_lineage_provider.lineage.sql.render import spark_name
 
 
+def _named(expression: str) -> str:
+    """Spark's name of ``expression`` as the one unnamed column of ``SELECT .. FROM t``."""
+    sql = f"SELECT {expression} FROM t"
+    [projection] = parse(sql).expressions
+    return spark_name(projection, sql)
+
+
 @pytest.mark.parametrize(("call", "name"), [
     ("ceil(x)", "CEIL(x)"), ("CEIL(x)", "CEIL(x)"), ("ceiling(x)", "ceiling(x)"), ("ceil(x, 1)", "ceil(x, 1)"),
     ("floor(x)", "FLOOR(x)"), ("floor(x, 0)", "floor(x, 0)"),
@@ -18,9 +25,7 @@ from airflow_lineage_provider.lineage.sql.render import spark_name
     ("power(ceil(x), 2)", "POWER(CEIL(x), 2)"), ("ceil(x) + 1", "(CEIL(x) + 1)"), ("sqrt(abs(x))", "SQRT(abs(x))"),
 ])
 def test_math_calls_are_named_as_spark_names_them(call, name):
-    sql = f"SELECT {call} FROM t"
-    [projection] = parse(sql).expressions
-    assert spark_name(projection, sql) == name
+    assert _named(call) == name
 
 
 @pytest.mark.parametrize(("call", "name"), [
@@ -37,9 +42,7 @@ def test_math_calls_are_named_as_spark_names_them(call, name):
                                           "exists(arr, lambdafunction((namedlambdavariable() > 0), namedlambdavariable()))"),
 ])
 def test_calls_are_named_as_called_with_the_defaults_spark_writes_out(call, name):
-    sql = f"SELECT {call} FROM t"
-    [projection] = parse(sql).expressions
-    assert spark_name(projection, sql) == name
+    assert _named(call) == name
 
 
 @pytest.mark.parametrize(("call", "name"), [
@@ -56,9 +59,7 @@ def test_calls_are_named_as_called_with_the_defaults_spark_writes_out(call, name
     ("int(x + 1)", "(x + 1)"), ("upper(string(i))", "upper(i)"),
 ])
 def test_more_calls_are_named_as_spark_names_them(call, name):
-    sql = f"SELECT {call} FROM t"
-    [projection] = parse(sql).expressions
-    assert spark_name(projection, sql) == name
+    assert _named(call) == name
 
 
 @pytest.mark.parametrize(("expression", "name"), [
@@ -69,9 +70,7 @@ def test_more_calls_are_named_as_spark_names_them(call, name):
     ("mode() WITHIN GROUP (ORDER BY s DESC)", "mode() WITHIN GROUP (ORDER BY s)"),
 ])
 def test_literals_and_operators_are_named_as_spark_names_them(expression, name):
-    sql = f"SELECT {expression} FROM t"
-    [projection] = parse(sql).expressions
-    assert spark_name(projection, sql) == name
+    assert _named(expression) == name
 
 
 @pytest.mark.parametrize(("call", "name"), [
@@ -79,6 +78,4 @@ def test_literals_and_operators_are_named_as_spark_names_them(expression, name):
     ("unix_date(d)", "unix_date(d)"), ("FIRST_VALUE(s) IGNORE NULLS", "first(s)"), ("LAST_VALUE(s) RESPECT NULLS", "last(s)"),
 ])
 def test_calls_sqlglot_rewrites_keep_spark_s_names(call, name):
-    sql = f"SELECT {call} FROM t"
-    [projection] = parse(sql).expressions
-    assert spark_name(projection, sql) == name
+    assert _named(call) == name
