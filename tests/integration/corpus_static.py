@@ -1063,4 +1063,11 @@ STATIC_CASES: list[Case] = [
       {'oid': {'orders.oid:I'}, 'timestampadd(MONTH, 1, odate)': {'orders.odate:T'}, 'timestampadd(DAY, 2, odate)': {'orders.odate:T'}, 'unix_date(odate)': {'orders.odate:T'}, 'space(length(status))': {'orders.status:T'}}, set(), target='st_nu_ctas'),
     C("st_name_first_last_null_handling", 'SELECT dept, FIRST_VALUE(name) IGNORE NULLS, LAST_VALUE(name) RESPECT NULLS FROM emp GROUP BY dept',
       {'dept': {'emp.dept:I'}, 'first(name)': {'emp.name:A'}, 'last(name)': {'emp.name:A'}}, {'emp.dept:GROUP_BY'}),
+    # -- date and timestamp literals in unnamed columns, written as Spark writes their values -------------------------
+    C("st_name_timestamp_literals_query", "SELECT ts = TIMESTAMP '2016-01-01 20:54:00.100', ts > TIMESTAMP '2016-01-01 20:54:00.000', ts < TIMESTAMP '2016-01-01', coalesce(ts, TIMESTAMP '2016-1-1 1:2:3') FROM emp",
+      {"(ts = TIMESTAMP '2016-01-01 20:54:00.1')": {'emp.ts:T'}, "(ts > TIMESTAMP '2016-01-01 20:54:00')": {'emp.ts:T'}, "(ts < TIMESTAMP '2016-01-01 00:00:00')": {'emp.ts:T'}, "coalesce(ts, TIMESTAMP '2016-01-01 01:02:03')": {'emp.ts:T'}}, set()),
+    C("st_name_date_literals_ctas", "CREATE TABLE IF NOT EXISTS st_ndl_ctas USING parquet AS SELECT oid, odate = DATE '2024-1-5', coalesce(odate, DATE '2024-01-05') FROM orders",
+      {'oid': {'orders.oid:I'}, "(odate = DATE '2024-01-05')": {'orders.odate:T'}, "coalesce(odate, DATE '2024-01-05')": {'orders.odate:T'}}, set(), target='st_ndl_ctas'),
+    C("st_name_timestamp_ntz_subquery", "SELECT * FROM (SELECT id, ts = TIMESTAMP_NTZ '2016-01-01 10:00:00.000' FROM emp) t",
+      {'id': {'emp.id:I'}, "(ts = TIMESTAMP_NTZ '2016-01-01 10:00:00')": {'emp.ts:T'}}, set()),
 ]

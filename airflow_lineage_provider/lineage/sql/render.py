@@ -418,7 +418,7 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
     if isinstance(n, exp.Cast) and isinstance(n.this, exp.Literal):  # a typed literal: DATE '2024-01-01', 10L
         kind = plain_sql(n.to).upper()
         if n.this.is_string and kind in ("DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ"):
-            return exp.Var(this=f"{kind} '{n.this.this}'")
+            return exp.Var(this=f"{kind} '{_datetime_text(n.this.this, kind == 'DATE')}'")
         if n.this.is_number and kind in ("DOUBLE", "FLOAT"):  # 400.00D: the value's Java toString, 400.0
             return exp.Var(this=_java_double(n.this.name))
         if n.this.is_number:
@@ -760,6 +760,24 @@ def _written_name(n: exp.Expression, sql: str) -> str:
     if not meta or "start" not in meta or "end" not in meta:
         return ""
     return sql[meta["start"]:meta["end"] + 1].lower()
+
+
+_DATETIME = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d+))?)?)?")
+
+
+def _datetime_text(value: str, date: bool) -> str:
+    """A date or timestamp literal's value as Spark writes it: fields zero-padded, a timestamp's time in full and its
+    fraction without trailing zeros (``'2016-1-1 1:2:3.100'`` is ``'2016-01-01 01:02:03.1'``); a value with more
+    (a zone) as written."""
+    m = _DATETIME.fullmatch(value.strip())
+    if m is None:
+        return value
+    y, mo, d, h, mi, sec, frac = m.groups()
+    day = f"{y}-{int(mo):02d}-{int(d):02d}"
+    if date:
+        return day
+    fraction = (frac or "").rstrip("0")
+    return f"{day} {int(h or 0):02d}:{int(mi or 0):02d}:{int(sec or 0):02d}" + (f".{fraction}" if fraction else "")
 
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d*)?|-?\.\d+")

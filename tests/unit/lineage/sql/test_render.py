@@ -79,3 +79,13 @@ def test_literals_and_operators_are_named_as_spark_names_them(expression, name):
 ])
 def test_calls_sqlglot_rewrites_keep_spark_s_names(call, name):
     assert _named(call) == name
+
+
+@pytest.mark.parametrize(("literal", "name"), [
+    ("TIMESTAMP '2016-01-01 20:54:00.000'", "TIMESTAMP '2016-01-01 20:54:00'"),
+    ("TIMESTAMP '2016-01-01 20:54:00.100'", "TIMESTAMP '2016-01-01 20:54:00.1'"),
+    ("TIMESTAMP '2016-1-1 1:2:3'", "TIMESTAMP '2016-01-01 01:02:03'"), ("TIMESTAMP '2016-01-01'", "TIMESTAMP '2016-01-01 00:00:00'"),
+    ("DATE '2024-1-5'", "DATE '2024-01-05'"), ("TIMESTAMP '2016-01-01 10:00:00 UTC'", "TIMESTAMP '2016-01-01 10:00:00 UTC'"),
+])
+def test_datetime_literals_are_written_as_spark_writes_their_values(literal, name):
+    assert _named(f"coalesce(ts, {literal})") == f"coalesce(ts, {name})"
