@@ -57,7 +57,7 @@ from airflow_lineage_provider.lineage.sql.pipes import rewrite as rewrite_pipes
 from airflow_lineage_provider.lineage.sql.pivot_syntax import read as read_pivots
 from airflow_lineage_provider.lineage.sql.pivot_syntax import wrap as wrap_pivots
 from airflow_lineage_provider.lineage.sql.qualify import output_name, qualify
-from airflow_lineage_provider.lineage.sql.render import CAST_FUNCTIONS, DIALECT, plain_sql, render
+from airflow_lineage_provider.lineage.sql.render import DIALECT, plain_sql, render
 from airflow_lineage_provider.lineage.sql.roles import field_path, function_name
 from airflow_lineage_provider.lineage.sql.rowlevel import MODES as ROW_LEVEL_MODES
 from airflow_lineage_provider.lineage.sql.rowlevel import rewrite as row_level_query
@@ -154,8 +154,7 @@ class SqlExtractor:
             return [_none(index, sql, "a SQL scripting block (BEGIN ... END) is not read by the static extractor: its "
                                       "writes depend on its variables and control flow, and are known when it runs")]
         text, directories = _multi_insert_directories(_map_reduce(self._resolve_identifiers(piped)))
-        lower = text.lower()
-        pivots = "pivot" in lower
+        pivots = "pivot" in text.lower()
         wrapped = wrap_pivots(text) if pivots else None
         if wrapped is not None:
             text = self._sql = wrapped  # what sqlglot reads: the expressions' positions are in it
@@ -165,8 +164,6 @@ class SqlExtractor:
             return [_none(index, sql, _parse_failed(e))]
         if pivots:
             read_pivots(tree, self._sql)
-        if _calls_cast_function(lower):
-            _cast_functions(tree)
         if isinstance(tree, (exp.Declare, exp.Set)):
             self._variables(tree)
             return []
@@ -901,37 +898,6 @@ _MULTI_START = re.compile(r"^\s*(?:WITH|FROM)\b", re.I)
 _MULTI_DIRECTORY = re.compile(
     r"\bINSERT\s+OVERWRITE\s+(?:LOCAL\s+)?DIRECTORY\s*(?P<path>'(?:[^'\\]|\\.)*')?(?P<rest>.*?)(?=\bSELECT\b)",
     re.I | re.S)
-
-
-# ``bigint(x)``, ``decimal(x)``: Spark's cast functions sqlglot reads as anonymous calls (``int``, ``string``,
-# ``double`` it reads as casts). A type name after AS is a type, not a call.
-_CAST_FUNCTION_NAMES = ("tinyint", "smallint", "bigint", "float", "decimal", "binary", "boolean")
-_AS_END = re.compile(r"\bas\s*$")
-
-
-def _calls_cast_function(lower: str) -> bool:
-    """Whether the lower-cased statement may call a cast function: one of the names, a word followed by ``(``,
-    not a type after ``AS`` (found by ``str.find``: a pattern searching for all of them cost 10 us a query)."""
-    for name in _CAST_FUNCTION_NAMES:
-        at = lower.find(name)
-        while at >= 0:
-            end = at + len(name)
-            if (at == 0 or not (lower[at - 1].isalnum() or lower[at - 1] == "_")) \
-                    and lower[end:end + 8].lstrip().startswith("(") and not _AS_END.search(lower[max(0, at - 8):at]):
-                return True
-            at = lower.find(name, end)
-    return False
-
-
-def _cast_functions(tree: exp.Expression) -> None:
-    """Each call of a cast function read as the cast it is (``bigint(x)``: CAST(x AS BIGINT)), its place in the text
-    kept (Spark names it after its operand, ``render.spark_name``)."""
-    for call in list(tree.find_all(exp.Anonymous)):
-        kind = CAST_FUNCTIONS.get(str(call.name).lower())
-        if kind is not None and len(call.expressions) == 1:
-            cast = exp.Cast(this=call.expressions[0], to=exp.DataType.build(kind, dialect=DIALECT))
-            cast.meta.update(call.meta)
-            call.replace(cast)
 
 
 _STRING = r"'(?:[^'\\]|\\.)*'"

@@ -1,4 +1,5 @@
-"""Spark's keywords used as column names (``all``, ``values``, ``from``, ``when``, ...), read as Spark reads them.
+"""Spark's keywords used as column names (``all``, ``values``, ``from``, ``when``, ...), and its type names used as
+functions (``bigint(x)``), read as Spark reads them.
 
 Spark reserves no keyword by default: a column may be named ``values`` or ``all`` and be written
 bare. sqlglot reads such a word as its keyword wherever it stands, so the statement fails to
@@ -18,7 +19,7 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
-from airflow_lineage_provider.lineage.sql.render import parse_tokens, tokenize
+from airflow_lineage_provider.lineage.sql.render import CAST_FUNCTIONS, SPARK_DIALECT, parse_tokens, tokenize
 
 _T = TokenType
 # Keywords sqlglot reserves that Spark reads as a column's name where a name stands (checked against Spark;
@@ -49,32 +50,56 @@ _ARITHMETIC = frozenset({_T.PLUS, _T.DASH, _T.STAR, _T.SLASH, _T.MOD, _T.DPIPE})
 # an operator after one of them is no sign that it is a name; ``VALUES`` only before a minus sign.
 _STARTS = frozenset({_T.SELECT, _T.ALL, _T.DISTINCT, _T.INTERVAL, _T.CASE, _T.WITH, _T.LATERAL})
 _QUANTIFIERS = frozenset({_T.ALL, _T.DISTINCT})  # after a comma, no quantifier: ``a, all + 1`` is a name
+# Type names Spark calls as cast functions (``bigint(x)`` is CAST(x AS BIGINT)) that sqlglot reads as anonymous calls
+# (``int``, ``double``, ``string`` it reads as casts): a name followed by ``(`` and not after ``AS``.
+_CAST_TYPES = frozenset({_T.TINYINT, _T.SMALLINT, _T.BIGINT, _T.FLOAT, _T.DECIMAL, _T.BINARY, _T.BOOLEAN})
+_SEEN = _NAMES | _CAST_TYPES  # the tokens the loop looks at twice
+_NAMED_ALL, _CAST_CALL = 1, 2
 
 
 def parse(text: str) -> exp.Expression:
     """sqlglot's tree of one statement (``sqlglot.parse_one``), Spark's keywords that stand as column
     names read as names."""
     tokens = tokenize(text)
-    named_all = _names(tokens)  # a plain loop over the tokens: a tenth of the cost of a regex over the text
+    found = _names(tokens)  # a plain loop over the tokens: a tenth of the cost of a regex over the text
     tree = parse_tokens(tokens, text)
-    if named_all:  # sqlglot reads an ORDER BY key by its text: ``ORDER BY k, all`` has an ALL it made a name
+    if found & _NAMED_ALL:  # sqlglot reads an ORDER BY key by its text: ``ORDER BY k, all`` has an ALL it made a name
         for ordered in tree.find_all(exp.Ordered):
             if isinstance(ordered.this, exp.Var) and ordered.this.name.upper() == "ALL" \
                     and len(ordered.parent.expressions) > 1:
                 ordered.set("this", exp.column("all"))
+    if found & _CAST_CALL:
+        _cast_functions(tree)
     return tree
 
 
-def _names(tokens: list[Token]) -> bool:
-    """Make a name of each keyword of ``_NAMES`` that stands where only a name can; whether an ``all`` was."""
+def _cast_functions(tree: exp.Expression) -> None:
+    """Each call of a cast function read as the cast it is (``bigint(x)``: CAST(x AS BIGINT)), its place in the text
+    kept (Spark names it after its operand, ``render.spark_name``)."""
+    for call in list(tree.find_all(exp.Anonymous)):
+        kind = CAST_FUNCTIONS.get(str(call.name).lower())
+        if kind is not None and len(call.expressions) == 1:
+            cast = exp.Cast(this=call.expressions[0], to=exp.DataType.build(kind, dialect=SPARK_DIALECT))
+            cast.meta.update(call.meta)
+            call.replace(cast)
+
+
+def _names(tokens: list[Token]) -> int:
+    """Make a name of each keyword of ``_NAMES`` that stands where only a name can; what was found: ``_NAMED_ALL``
+    (an ``all`` made a name), ``_CAST_CALL`` (a cast function called)."""
     named_all = False
+    cast_call = 0
     last = len(tokens) - 1
     for i, token in enumerate(tokens):
         kind = token.token_type
-        if kind not in _NAMES or i == 0:
+        if kind not in _SEEN or i == 0:
             continue
         before = tokens[i - 1].token_type
         after = tokens[i + 1].token_type if i < last else None
+        if kind in _CAST_TYPES:
+            if after is _T.L_PAREN and before is not _T.ALIAS:
+                cast_call = _CAST_CALL
+            continue
         if before not in _BEFORE:
             continue
         if kind is _T.ALL and before in _KEYS and after is not _T.COMMA:
@@ -85,7 +110,7 @@ def _names(tokens: list[Token]) -> bool:
                     and not (kind is _T.VALUES and after is _T.DASH)):
             token.token_type = _T.VAR
             named_all = named_all or kind is _T.ALL
-    return named_all
+    return (_NAMED_ALL if named_all else 0) | cast_call
 
 
 # Searched in the lower-cased text, with no word boundary before ``by``: a pattern that starts with a literal is

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import sqlglot
+from sqlglot import exp
 
 from airflow_lineage_provider.lineage.sql import extract_script
 from airflow_lineage_provider.lineage.sql.keywords import parse
@@ -50,3 +51,14 @@ def test_group_by_all_over_a_relation_without_a_column_all_is_the_clause():
 ])
 def test_keywords_in_their_places_are_read_as_sqlglot_reads_them(sql):
     assert parse(sql) == sqlglot.parse_one(sql, dialect=SPARK_DIALECT)
+
+
+@pytest.mark.parametrize(("sql", "casts"), [
+    ("SELECT bigint(x), decimal (y), Boolean(b) FROM t", ["BIGINT", "DECIMAL(10, 0)", "BOOLEAN"]),
+    ("SELECT CAST(x AS BIGINT), CAST(y AS DECIMAL(5, 2)) FROM t", ["BIGINT", "DECIMAL(5, 2)"]),  # types, not calls
+    ("SELECT upper(tinyint(x) + smallint(y)) FROM t", ["TINYINT", "SMALLINT"]),
+])
+def test_spark_s_cast_functions_are_read_as_casts(sql, casts):
+    tree = parse(sql)
+    assert not [a for a in tree.find_all(exp.Anonymous) if a.name.lower() in ("bigint", "decimal", "boolean")]
+    assert [c.to.sql("spark") for c in tree.find_all(exp.Cast)] == casts
