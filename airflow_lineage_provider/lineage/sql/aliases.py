@@ -24,12 +24,10 @@ _ALIAS = re.compile(r"as\s+`?([a-z_]\w*)`?\s*,")
 _WORD = re.compile(r"\w+")
 
 
-def name_lateral_references(query: exp.Expression, sql: str, schema: Any, names: dict[str, str],
-                            text: str | None = None) -> None:
+def name_lateral_references(query: exp.Expression, sql: str, text: str, schema: Any, names: dict[str, str]) -> None:
     """Give each unnamed column that reads an alias of an earlier column of its select list the name Spark
     gives it; ``names``: the statement's output names as written, which it joins. ``sql``: the statement;
-    ``text``: it lower-cased, when the caller has it."""
-    text = sql.lower() if text is None else text
+    ``text``: it lower-cased."""
     if not _reads_an_alias(text):
         return
     for select in query.find_all(exp.Select):

@@ -53,7 +53,7 @@ def qualify(query: exp.Expression, sql: str, db: str, schema: MappingSchema
     # Spark's readings sqlglot lacks; they change columns inside selects, never the selects themselves.
     read_struct_paths(query, text)
     by_all(query, text, schema)
-    name_lateral_references(query, sql, schema, names, text)
+    name_lateral_references(query, sql, text, schema, names)
     # A star over a USING join then another join: what sqlglot's expansion leaves out, noted first.
     later = later_keys(query, using, schema) if using and "*" in text else []
     # Its column step too, on scopes the resolver reuses, when the query needs only its common steps.

@@ -526,6 +526,8 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
         elif isinstance(value, list):
             n.set(key, [_pretty(v, sql) if isinstance(v, exp.Expression) else v for v in value])
     written = _written_name(n, sql) or (_CEIL_FLOOR.get(type(n), "") if isinstance(n, (exp.Ceil, exp.Floor)) else "")
+    if type(n) in _CALLED_AS and not written:  # sqlglot keeps no place for these: the name the statement uses
+        written = next((name for name in _CALLED_AS[type(n)] if f"{name}(" in sql), _CALLED_AS[type(n)][-1])
     if isinstance(n, exp.Substring):  # Spark fills in the length it defaults to
         length = n.args.get("length") or exp.Literal.number(2147483647)
         return exp.Anonymous(this="substring" if "substring(" in sql else "substr",
@@ -534,9 +536,8 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
         return exp.Anonymous(this="regexp_replace", expressions=[n.this, n.expression, n.args.get("replacement"),
                                                                  exp.Literal.number(1)])
     if written in _SPARK_ALIASES.get(type(n), ()):  # nvl(a, b) is Coalesce to sqlglot, nvl to Spark
-        return exp.Anonymous(this=written, expressions=list(n.iter_expressions()))
-    if type(n) in _CALLED_AS and not written:  # sqlglot keeps no place for these: the name the statement uses
-        written = next((name for name in _CALLED_AS[type(n)] if f"{name}(" in sql), _CALLED_AS[type(n)][-1])
+        # (sqlglot's date_diff wraps its operands in TsOrDsToDate, which Spark's name does not show)
+        return _call(written, [a.this if isinstance(a, exp.TsOrDsToDate) else a for a in n.iter_expressions()])
     named = _called(n, written)
     if named is not None:
         return named
@@ -544,10 +545,10 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
         operands = list(n.iter_expressions())
         arity = _MATH_NAMES[written]
         if written == "log" and len(operands) == 1:  # log(x): Spark's Logarithm of base e
-            return _capitals("LOG", [exp.Var(this="E()"), operands[0]])
+            return _call("LOG", ["E()", operands[0]])
         if len(operands) >= arity and (written not in _ONE_ARGUMENT or len(operands) == 1):
             # sqlglot reads log10(x) as Log(10, x): the operands written are the last ones
-            return _capitals(written.upper(), operands[len(operands) - arity:])
+            return _call(written.upper(), operands[len(operands) - arity:])
     if written in _DEFAULT_SCALE and len(list(n.iter_expressions())) == 1:  # round(x): Spark fills in scale 0
         return exp.Anonymous(this=written, expressions=[*n.iter_expressions(), exp.Literal.number(0)])
     if written == "positive":  # UnaryPositive: ``(+ x)``
@@ -565,7 +566,8 @@ def _pretty(n: exp.Expression, sql: str) -> exp.Expression:
 
 
 def _call(name: str, operands: list[Any]) -> exp.Var:
-    """A call as Spark names it, operands written as they are (names, texts; strings unquoted)."""
+    """A call as Spark names it, its name as given (the generator would write it in lower case), operands
+    written as they are (texts given as strings, unquoted)."""
     texts = [o if isinstance(o, str) else _GENERATORS.lower.generate(o, copy=False) for o in operands]
     return exp.Var(this=f"{name}({', '.join(texts)})")
 
@@ -575,8 +577,6 @@ def _called(n: exp.Expression, written: str) -> exp.Var | None:
     gives them (``ucase(s)``, ``rpad(s, 5,  )``, ``locate(a, s, 1)``, ``date_sub(d, 1)``); measured on Spark
     (the corpus's st_name_functions cases). ``None``: sqlglot's text is Spark's."""
     args = n.args
-    if written in _SAME_ARGUMENTS.get(type(n), ()):
-        return _call(written, [a.this if isinstance(a, exp.TsOrDsToDate) else a for a in n.iter_expressions()])
     if isinstance(n, exp.Anonymous) and written in ("isnull", "isnotnull") and len(n.expressions) == 1:
         return exp.Var(this=f"({_GENERATORS.lower.generate(n.expressions[0], copy=False)} IS "
                             f"{'NOT ' if written == 'isnotnull' else ''}NULL)")
@@ -652,11 +652,6 @@ def _called(n: exp.Expression, written: str) -> exp.Var | None:
     return None
 
 
-def _capitals(name: str, operands: list[exp.Expression]) -> exp.Var:
-    """A call named in capitals, as written text (the generator writes a function's name in lower case)."""
-    return exp.Var(this=f"{name}({', '.join(_GENERATORS.lower.generate(o, copy=False) for o in operands)})")
-
-
 # Spark's cast functions (``int(x)`` is CAST(x AS INT)) -> the type they cast to. sqlglot reads some as casts, the
 # others as anonymous calls (``keywords.parse`` makes casts of those).
 CAST_FUNCTIONS: dict[str, str] = {
@@ -714,9 +709,15 @@ def _positional(call: exp.Anonymous) -> list[exp.Expression]:
     return out if len(out) >= len(slots) and set(slots) <= set(names[:len(out)]) else args
 
 
-# Spark functions sqlglot reads as another one's node, whose name Spark keeps as written (``FUNC_ALIAS``).
-_SPARK_ALIASES: dict[type, tuple[str, ...]] = {exp.Coalesce: ("nvl", "ifnull"), exp.Mod: ("mod",),
-                                               exp.Ceil: ("ceiling",), exp.Pow: ("pow",)}
+# Spark functions sqlglot reads as another one's node, whose name Spark keeps as written (``FUNC_ALIAS``),
+# with the same operands in the same order.
+_SPARK_ALIASES: dict[type, tuple[str, ...]] = {
+    exp.Coalesce: ("nvl", "ifnull"), exp.Mod: ("mod",), exp.Ceil: ("ceiling",), exp.Pow: ("pow",),
+    exp.ArraySize: ("array_size",), exp.Upper: ("ucase",), exp.Lower: ("lcase",),
+    exp.Length: ("char_length", "character_length", "len"), exp.SHA: ("sha1",), exp.Variance: ("var_samp",),
+    exp.DateDiff: ("date_diff",), exp.Space: ("space",), exp.UnixDate: ("unix_date",),
+    exp.GroupConcat: ("string_agg", "listagg"),
+}
 # Spark's math expressions name themselves in capitals (``CEIL(x)``, ``POWER(x, 2)``, ``LOG10(x)``), unless
 # called by an alias that keeps its own name (``ceiling``, ``pow``, ``sign``, ``ln``, above and as sqlglot
 # writes them): the name as called -> the number of operands. Measured on Spark 4.2 and 3.5 (the corpus's
@@ -727,14 +728,6 @@ _MATH_NAMES: dict[str, int] = {
                      "degrees", "radians", "signum"), 1),
     **dict.fromkeys(("power", "log", "atan2", "hypot"), 2),
     **dict.fromkeys(("e", "pi"), 0),
-}
-# Calls sqlglot reads as one of its own that Spark names as called, with the same operands in the same order.
-_SAME_ARGUMENTS: dict[type, tuple[str, ...]] = {
-    exp.ArraySize: ("array_size",), exp.Upper: ("ucase",), exp.Lower: ("lcase",),
-    exp.Length: ("char_length", "character_length", "len"),
-    exp.SHA: ("sha1",), exp.Variance: ("var_samp",), exp.DateDiff: ("date_diff",), exp.Space: ("space",),
-    exp.UnixDate: ("unix_date",),
-    exp.GroupConcat: ("string_agg", "listagg"),
 }
 # array_sort(arr) with the comparator Spark fills in.
 _DEFAULT_COMPARATOR = (

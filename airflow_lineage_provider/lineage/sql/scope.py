@@ -709,7 +709,7 @@ class Resolver(Conditions, Pivots):
         self.result.columns = columns
 
 
-def _unnamed(p: exp.Expression, sql: str = "") -> exp.Expression | None:
+def _unnamed(p: exp.Expression, sql: str) -> exp.Expression | None:
     """The expression of a projection the query leaves unnamed, which qualify named ``_col_<i>`` (a
     scalar subquery is named on itself), after the literal a cast reads (Spark: ``DATE '2024-01-01'``,
     ``CAST(1 AS INT)``), after the key of an element (``arr[0]``, ``m['k']``, ``element_at(arr, 1)``: Spark
