@@ -576,50 +576,77 @@ class _Scope:
 # WHERE sits below a dozen nodes, and a class looked up costs a fifth of an ``isinstance`` on nine classes.
 _CONTEXTS = (exp.Select, exp.Qualify, exp.Order, exp.Cluster, exp.Having, exp.Hint, exp.Table, exp.Star, exp.Distinct)
 _IS_CONTEXT: dict[type, bool] = {}
+# The clauses of a select below which sqlglot may leave a column out of the scope's columns.
+_CLAUSES = (exp.Qualify, exp.Order, exp.Cluster, exp.Having, exp.Hint, exp.Distinct)
 
 
 def _scope_columns(scope: Scope) -> list[exp.Column]:
     """sqlglot's ``Scope.columns`` (its columns, and those of subqueries that read its sources), computed
     as it computes them but for the nearest context node, found by class (with its ``find_ancestor``, 6%
-    of a static extraction). Reads the columns the scope collected (``_raw_columns``): were that renamed, the
-    query goes to sqlglot's ``qualify_columns``."""
+    of a static extraction), and only for the columns that may be left out. Reads the columns the scope
+    collected (``_raw_columns``): were that renamed, the query goes to sqlglot's ``qualify_columns``."""
     expression = scope.expression
     scope.stars  # noqa: B018 - the scope collects its nodes once, on the first such read
     external = [column for child in (*scope.subquery_scopes, *scope.udtf_scopes,
                                      *(s for s in scope.derived_table_scopes if s.can_be_correlated))
                 for column in _external_columns(child)]
-    named_selects = set(expression.named_selects) if isinstance(expression, exp.Query) else set()
-    is_context = _IS_CONTEXT
-    select_class = exp.Select
+    raw = scope._raw_columns
+    # sqlglot leaves a column of the scope out only below a HAVING, QUALIFY or hint, an ORDER BY, CLUSTER BY
+    # or DISTINCT of the select itself (those of a window or a call keep theirs), a table function or a
+    # star's EXCEPT. A scope with no table function and no star (``scans_all_subscope_columns`` tells a star)
+    # has those only as its expression's own clauses: only their columns are tested, the others are its
+    # columns (most scopes have no such clause; the others have few columns in it).
+    if scope.scans_all_subscope_columns or scope.join_hints or any(
+            type(table.this) is not exp.Identifier for table in scope.tables):
+        tested: set[int] | None = None
+    else:
+        clauses = [value for value in expression.args.values() if isinstance(value, _CLAUSES)]
+        if not clauses:
+            if not external:
+                return list(raw)
+            tested = set()
+        else:
+            tested = {id(node) for clause in clauses for node in walk_in_scope(clause) if type(node) is exp.Column}
     columns = []
-    for column in (*scope._raw_columns, *external):
-        ancestor = column.parent
-        while ancestor is not None:
-            kind = type(ancestor)
-            stop = is_context.get(kind)
-            if stop is None:
-                stop = is_context[kind] = issubclass(kind, _CONTEXTS)
-            if stop:
-                break
-            ancestor = ancestor.parent
-        if (  # sqlglot's test, its commonest case first (a column of the select itself)
-            ancestor is None
-            or type(ancestor) is select_class
-            or column.text("table")
-            or isinstance(ancestor, exp.Select)
-            or (isinstance(ancestor, exp.Table) and not isinstance(ancestor.this, exp.Func))
-            or (
-                isinstance(ancestor, (exp.Order, exp.Cluster, exp.Distinct))
-                and (
-                    isinstance(ancestor.parent, (exp.Window, exp.WithinGroup))
-                    or not isinstance(ancestor.parent, exp.Select)
-                    or column.name not in named_selects
-                )
-            )
-            or (isinstance(ancestor, exp.Star) and not column.arg_key == "except_")
-        ):
+    for column in (*raw, *external) if tested is None else raw:
+        if tested is not None and id(column) not in tested:
             columns.append(column)
+            continue
+        if _kept(column, expression):
+            columns.append(column)
+    if tested is not None:
+        columns.extend(column for column in external if _kept(column, expression))
     return columns
+
+
+def _kept(column: exp.Column, expression: exp.Expression) -> bool:
+    """sqlglot's test of whether ``Scope.columns`` keeps a column of the scope of ``expression``."""
+    is_context = _IS_CONTEXT
+    ancestor = column.parent
+    while ancestor is not None:
+        kind = type(ancestor)
+        stop = is_context.get(kind)
+        if stop is None:
+            stop = is_context[kind] = issubclass(kind, _CONTEXTS)
+        if stop:
+            break
+        ancestor = ancestor.parent
+    return bool(  # sqlglot's test, its commonest case first (a column of the select itself)
+        ancestor is None
+        or type(ancestor) is exp.Select
+        or column.text("table")
+        or isinstance(ancestor, exp.Select)
+        or (isinstance(ancestor, exp.Table) and not isinstance(ancestor.this, exp.Func))
+        or (
+            isinstance(ancestor, (exp.Order, exp.Cluster, exp.Distinct))
+            and (
+                isinstance(ancestor.parent, (exp.Window, exp.WithinGroup))
+                or not isinstance(ancestor.parent, exp.Select)
+                or column.name not in (expression.named_selects if isinstance(expression, exp.Query) else ())
+            )
+        )
+        or (isinstance(ancestor, exp.Star) and not column.arg_key == "except_")
+    )
 
 
 def _external_columns(scope: Scope) -> list[exp.Column]:
