@@ -347,36 +347,41 @@ class _Scope:
         column_class = exp.Column
         semi = scope.semi_or_anti_join_tables
         owners = self._owners
+        sets = self._sets
+        undo = self.undo
         for column in _scope_columns(scope):
             args = column.args
             if type(column) is not column_class or args.get("db") is not None:
                 raise _NotHereError("struct path")
             table = column.table
+            name = column.name
             if table:
                 if table not in selected and not (parent is not None and table in parent.sources
                                                   and scope.is_correlated_subquery):
                     raise _NotHereError("struct path")  # sqlglot makes it a Dot
                 if table in sources:
-                    if column.name not in self.name_set(table):
+                    names = sets.get(table)
+                    if name not in (names if names is not None else self.name_set(table)):
                         raise _NotHereError("unknown column")
                 continue
             if semi:
                 identifier = self.get_table(column)
             else:  # ``get_table``'s first step, without its calls: the owner of most names is known at once
-                owner = owners.get(column.name, _MISSING)
+                owner = owners.get(name, _MISSING)
                 if owner is _MISSING:
-                    owner = self.owner(column.name)
+                    owner = self.owner(name)
                 identifier = self._identifier(owner) if owner else self.get_table(column)
             if identifier is None:
                 # An outer column or an ambiguous one: left as it is, as sqlglot does. An alias
                 # (``SELECT a + 1 AS b .. WHERE b > 0``): sqlglot writes its expression in.
-                if column.name in aliases:
+                if name in aliases:
                     raise _NotHereError("alias reference")
                 continue
             source = sources.get(identifier.name)
             if isinstance(source, Scope) and id(column) in source.column_index:
                 continue
-            _set(self.undo, column, "table", identifier)
+            undo.append((column, "table", args.get("table", _MISSING)))  # ``_set``, inline: once per column
+            column.set("table", identifier)
 
     def _stars(self) -> None:
         """``_expand_stars``: ``*`` and ``t.*`` from the sources' columns."""
