@@ -42,14 +42,11 @@ def qualify_columns(query: exp.Expression, schema: MappingSchema) -> Scope | Non
         scopes = traverse_scope(query)
         if not scopes:
             return None
-        columns = _TABLE_COLUMNS.get(schema)
-        if columns is None:
-            columns = _TABLE_COLUMNS[schema] = {}
-        name_sets = _NAME_SETS.get(schema)
-        if name_sets is None:
-            name_sets = _NAME_SETS[schema] = {}
+        tables = _TABLES.get(schema)
+        if tables is None:
+            tables = _TABLES[schema] = {}
         for scope in scopes:
-            _Scope(scope, schema, undo, columns, name_sets).qualify()
+            _Scope(scope, schema, undo, tables).qualify()
     except Exception:  # noqa: BLE001 - not a step taken here, a query sqlglot rejects, or a surprise: sqlglot's
         for node, key, old in reversed(undo):
             if key == "":  # a replacement: ``old`` is the node replaced
@@ -66,10 +63,10 @@ def qualify_columns(query: exp.Expression, schema: MappingSchema) -> Scope | Non
     return scopes[-1]
 
 
-# Per schema (rebuilt whenever the catalog changes), per table's catalog, database and name: its columns, and
-# those as a set (read by many scopes of many statements).
-_TABLE_COLUMNS: WeakKeyDictionary[MappingSchema, dict[tuple[str, str, str], list[str]]] = WeakKeyDictionary()
-_NAME_SETS: WeakKeyDictionary[MappingSchema, dict[tuple[str, str, str], frozenset[str]]] = WeakKeyDictionary()
+# Per schema (rebuilt whenever the catalog changes), per table's catalog, database and name: its columns, those
+# as a set, and whether they are unknown (none, or a star): read by many scopes of many statements.
+_Known = tuple[Sequence[str], frozenset[str], bool]
+_TABLES: WeakKeyDictionary[MappingSchema, dict[tuple[str, str, str], _Known]] = WeakKeyDictionary()
 
 
 def _table_key(table: exp.Table) -> tuple[str, str, str] | None:
@@ -96,14 +93,12 @@ class _Scope:
     """One scope's steps of ``qualify_columns`` (sqlglot's resolver, for what they ask of it)."""
 
     def __init__(self, scope: Scope, schema: MappingSchema, undo: list[tuple[exp.Expression, str, Any]],
-                 table_columns: dict[tuple[str, str, str], list[str]],
-                 name_sets: dict[tuple[str, str, str], frozenset[str]]) -> None:
+                 tables: dict[tuple[str, str, str], _Known]) -> None:
         self.scope = scope
         self.schema = schema
         self.dialect = schema.dialect
         self.undo = undo
-        self.table_columns = table_columns
-        self.name_sets = name_sets
+        self.tables = tables
         self._source_columns: dict[tuple[str, bool], Sequence[str]] = {}
         self._all: dict[str, Sequence[str]] | None = None
         self._sets: dict[str, frozenset[str]] = {}
@@ -127,11 +122,13 @@ class _Scope:
                 raise _NotHereError("pivot or table function")
             # Every table has its catalog and database by now: its parts name it alone.
             table_key = _table_key(source)
-            found = self.table_columns.get(table_key) if table_key else None
-            if found is None:
-                found = self.schema.column_names(source, only_visible)
+            known = self.tables.get(table_key) if table_key else None
+            if known is None:
+                columns = self.schema.column_names(source, only_visible)
+                known = (columns, frozenset(columns), not columns or "*" in columns)
                 if table_key:
-                    self.table_columns[table_key] = found
+                    self.tables[table_key] = known
+            found, self._sets[name], unknown = known
         else:
             expression = source.expression
             if isinstance(expression, exp.SetOperation):
@@ -145,29 +142,24 @@ class _Scope:
                 found = expression.named_selects
             else:
                 raise _NotHereError("values, unnest or lateral")
+            unknown = not found or "*" in found
         node = scope.selected_sources.get(name)
         node = node[0] if node is not None else None
         if isinstance(node, exp.Expression) and node.alias_column_names:
             raise _NotHereError("column alias list")
-        if not found or "*" in found:
+        if unknown:
             raise _NotHereError("a source of unknown columns")
         self._source_columns[key] = found
         return found
 
     def name_set(self, name: str) -> frozenset[str]:
-        """``source_columns(name)`` as a set (a table's, once per schema)."""
+        """``source_columns(name)`` as a set (a table's, once per schema: ``source_columns`` notes it)."""
         found = self._sets.get(name)
         if found is None:
             columns = self.source_columns(name)  # its checks, in this scope
-            source = self.scope.sources.get(name)
-            key = _table_key(source) if isinstance(source, exp.Table) else None
-            if key:
-                found = self.name_sets.get(key)
-                if found is None:
-                    found = self.name_sets[key] = frozenset(columns)
-            else:
-                found = frozenset(columns)
-            self._sets[name] = found
+            found = self._sets.get(name)
+            if found is None:
+                found = self._sets[name] = frozenset(columns)
         return found
 
     def owner(self, name: str) -> str | None:
@@ -583,6 +575,7 @@ _CONTEXTS = (exp.Select, exp.Qualify, exp.Order, exp.Cluster, exp.Having, exp.Hi
 _IS_CONTEXT: dict[type, bool] = {}
 # The clauses of a select below which sqlglot may leave a column out of the scope's columns.
 _CLAUSES = (exp.Qualify, exp.Order, exp.Cluster, exp.Having, exp.Hint, exp.Distinct)
+_IS_CLAUSE: dict[type, bool] = {}  # per class, whether it is one (a class looked up costs less than six checks)
 
 
 def _scope_columns(scope: Scope) -> list[exp.Column]:
@@ -594,7 +587,8 @@ def _scope_columns(scope: Scope) -> list[exp.Column]:
     scope.stars  # noqa: B018 - the scope collects its nodes once, on the first such read
     external = [column for child in (*scope.subquery_scopes, *scope.udtf_scopes,
                                      *(s for s in scope.derived_table_scopes if s.can_be_correlated))
-                for column in _external_columns(child)]
+                for column in _external_columns(child)] \
+        if scope.subquery_scopes or scope.udtf_scopes or scope.derived_table_scopes else []
     raw = scope._raw_columns
     # sqlglot leaves a column of the scope out only below a HAVING, QUALIFY or hint, an ORDER BY, CLUSTER BY
     # or DISTINCT of the select itself (those of a window or a call keep theirs), a table function or a
@@ -605,7 +599,15 @@ def _scope_columns(scope: Scope) -> list[exp.Column]:
             type(table.this) is not exp.Identifier for table in scope.tables):
         tested: set[int] | None = None
     else:
-        clauses = [value for value in expression.args.values() if isinstance(value, _CLAUSES)]
+        is_clause = _IS_CLAUSE
+        clauses = []
+        for value in expression.args.values():
+            kind = type(value)
+            clause = is_clause.get(kind)
+            if clause is None:
+                clause = is_clause[kind] = issubclass(kind, _CLAUSES)
+            if clause:
+                clauses.append(value)
         if not clauses:
             if not external:
                 return list(raw)
