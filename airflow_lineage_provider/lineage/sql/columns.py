@@ -170,8 +170,14 @@ class _Scope:
             sets = self._all_sets
             if sets is None:
                 sets = self._all_sets = [(table, self.name_set(table)) for table in self.all_source_columns()]
-            owners = [table for table, names in sets if name in names]
-            found = self._owners[name] = owners[0] if len(owners) == 1 else None
+            found = None
+            for table, names in sets:
+                if name in names:
+                    if found is not None:  # two sources have it: ambiguous
+                        found = None
+                        break
+                    found = table
+            self._owners[name] = found
         return found  # type: ignore[return-value]
 
     def all_source_columns(self) -> dict[str, Sequence[str]]:
@@ -341,6 +347,8 @@ class _Scope:
         owners = self._owners
         sets = self._sets
         undo = self.undo
+        identifiers = self._identifiers
+        identifier_class = exp.Identifier
         for column in _scope_columns(scope):
             args = column.args
             if type(column) is not column_class or args.get("db") is not None:
@@ -362,7 +370,12 @@ class _Scope:
                 owner = owners.get(name, _MISSING)
                 if owner is _MISSING:
                     owner = self.owner(name)
-                identifier = self._identifier(owner) if owner else self.get_table(column)
+                if owner:  # ``_identifier``, its commonest case inline
+                    made = identifiers.get(owner)
+                    identifier = identifier_class(**made[0]) if made is not None and made[0] is not None \
+                        else self._identifier(owner)
+                else:
+                    identifier = self.get_table(column)
             if identifier is None:
                 # An outer column or an ambiguous one: left as it is, as sqlglot does. An alias
                 # (``SELECT a + 1 AS b .. WHERE b > 0``): sqlglot writes its expression in.
