@@ -559,7 +559,8 @@ class _Scope:
                 select = self._by_position(original)
                 if select.alias in alias_names:
                     expanded = exp.column(select.args["alias"].copy())
-            for agg in original.find_all(exp.AggFunc):
+            # A column or a literal, the commonest keys, holds no aggregate: not walked.
+            for agg in () if type(original) in _LEAF_KEYS else original.find_all(exp.AggFunc):
                 for column in agg.find_all(exp.Column):
                     if not column.table:
                         table = self.get_table(column) if isinstance(expression, exp.Select) else None
@@ -570,14 +571,19 @@ class _Scope:
         if expression.args.get("group"):
             # sqlglot's ``{s.this: s for s in selects}.get(node)``: the last projection equal to the key. Equal
             # nodes are of one class, and equal columns of one name (their hash reads it in lower case): only
-            # those are compared (hashing every projection costs more).
-            selects = [s for s in expression.selects if s.alias_or_name in alias_names]
+            # those are compared (hashing every projection costs more), found by class and name at once.
+            alike: dict[tuple[type, str | None], list[exp.Expression]] = {}
+            for s in expression.selects:
+                if s.alias_or_name in alias_names:
+                    this = s.this
+                    kind = type(this)
+                    alike.setdefault((kind, this.name.lower() if kind is exp.Column else None), []).append(s)
             for node in keys:
                 if not node.is_int:
                     kind = type(node)
-                    name = node.name.lower() if kind is exp.Column else None
-                    replacement = next((s for s in reversed(selects) if type(s.this) is kind and (
-                        name is None or s.this.name.lower() == name) and s.this == node), None)
+                    candidates = alike.get((kind, node.name.lower() if kind is exp.Column else None))
+                    replacement = next((s for s in reversed(candidates) if s.this == node), None) \
+                        if candidates else None
                     if replacement is not None:
                         _replace(self.undo, node, exp.column(replacement.alias_or_name))
 
@@ -589,6 +595,7 @@ _IS_CONTEXT: dict[type, bool] = {}
 # The clauses of a select below which sqlglot may leave a column out of the scope's columns.
 _CLAUSES = (exp.Qualify, exp.Order, exp.Cluster, exp.Having, exp.Hint, exp.Distinct)
 _IS_CLAUSE: dict[type, bool] = {}  # per class, whether it is one (a class looked up costs less than six checks)
+_LEAF_KEYS = frozenset({exp.Column, exp.Literal})  # ORDER BY keys that hold no other expression
 
 
 def _scope_columns(scope: Scope) -> list[exp.Column]:

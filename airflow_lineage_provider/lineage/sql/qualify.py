@@ -117,19 +117,22 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
                 parts.append(node)
             push = to_below if (code & 2 or not finding) else to_stack
             # Identifiers, the most common nodes and leaves, are lower-cased here rather than pushed and popped;
-            # ``set`` (which clears hashes up the tree) only when the name changes: most are in lower case already.
+            # ``set`` (which clears hashes up the tree) only when the name changes: most are in lower case already,
+            # which ``islower`` tells without making a string (a name it says no to may have no letter at all).
             for value in node.args.values():
                 if type(value) is list:
                     for item in value:
                         if type(item) is identifier:
                             name = item.this
-                            if name != name.lower() and not (paths and item.meta_get("case_sensitive")):
+                            if not name.islower() and name != name.lower() \
+                                    and not (paths and item.meta_get("case_sensitive")):
                                 item.set("this", name.lower())
                         elif isinstance(item, expression):
                             push(item)
                 elif type(value) is identifier:
                     name = value.this
-                    if name != name.lower() and not (paths and value.meta_get("case_sensitive")):
+                    if not name.islower() and name != name.lower() \
+                            and not (paths and value.meta_get("case_sensitive")):
                         value.set("this", name.lower())
                 elif isinstance(value, expression):
                     push(value)
