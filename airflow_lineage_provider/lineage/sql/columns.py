@@ -319,7 +319,7 @@ class _Scope:
             for join in joins:
                 if join.args.get("using") or join.method == "NATURAL":
                     raise _NotHereError("using")
-            if names and all(key in names for key in selected):
+            if names and names.issuperset(selected):
                 raise _NotHereError("joins with no source table")
             for p in expression.expressions:
                 if isinstance(p, exp.QueryTransform):
@@ -634,20 +634,21 @@ def _scope_columns(scope: Scope) -> list[exp.Column]:
             tested = set()
         else:
             tested = {id(node) for clause in clauses for node in walk_in_scope(clause) if type(node) is exp.Column}
+    named = set(expression.named_selects) if isinstance(expression, exp.Query) else set()
     columns = []
     for column in (*raw, *external) if tested is None else raw:
         if tested is not None and id(column) not in tested:
             columns.append(column)
             continue
-        if _kept(column, expression):
+        if _kept(column, named):
             columns.append(column)
     if tested is not None:
-        columns.extend(column for column in external if _kept(column, expression))
+        columns.extend(column for column in external if _kept(column, named))
     return columns
 
 
-def _kept(column: exp.Column, expression: exp.Expression) -> bool:
-    """sqlglot's test of whether ``Scope.columns`` keeps a column of the scope of ``expression``."""
+def _kept(column: exp.Column, named_selects: set[str]) -> bool:
+    """sqlglot's test of whether ``Scope.columns`` keeps a column of a scope whose query names ``named_selects``."""
     is_context = _IS_CONTEXT
     ancestor = column.parent
     while ancestor is not None:
@@ -669,7 +670,7 @@ def _kept(column: exp.Column, expression: exp.Expression) -> bool:
             and (
                 isinstance(ancestor.parent, (exp.Window, exp.WithinGroup))
                 or not isinstance(ancestor.parent, exp.Select)
-                or column.name not in (expression.named_selects if isinstance(expression, exp.Query) else ())
+                or column.name not in named_selects
             )
         )
         or (isinstance(ancestor, exp.Star) and not column.arg_key == "except_")

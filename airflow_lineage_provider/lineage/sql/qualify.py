@@ -186,8 +186,10 @@ def _prepare(query: exp.Expression, walk: bool = True, walk_pivots: bool = False
     if star:  # names a star brings up from subqueries, and from alias lists (``VALUES .. AS t(ID, ST)``)
         found = list(top.find_all(exp.Alias, exp.TableAlias))  # one walk for both, each read in turn
         for alias in found:
-            if isinstance(alias, exp.Alias) and alias.alias:
-                names.setdefault(alias.alias.lower(), alias.alias)
+            if isinstance(alias, exp.Alias):
+                name = alias.alias
+                if name:
+                    names.setdefault(name.lower(), name)
         for relation in found:
             if isinstance(relation, exp.TableAlias):
                 for column in relation.columns:
