@@ -684,7 +684,7 @@ def _external_columns(scope: Scope) -> list[exp.Column]:
         return _external_columns(left) + _external_columns(right)
     local = {name for name, _ in scope.references}
     semi = scope.semi_or_anti_join_tables
-    return [c for c in _scope_columns(scope) if c.text("table") not in local and c.text("table") not in semi]
+    return [c for c in _scope_columns(scope) if (table := c.text("table")) not in local and table not in semi]
 
 
 def _quoted_output(selection: exp.Expression) -> bool:
