@@ -307,15 +307,16 @@ def _qualify_tables(query: exp.Expression, db: str, parts: list[exp.Expression] 
         return False
     tables: list[exp.Table] = []
     withs: list[exp.With] = []
+    table_class, column_class = exp.Table, exp.Column  # looked up once: columns are most of the parts
     for node in _TABLE_PARTS(query) if parts is None else parts:
         kind = type(node)
-        if kind is exp.Table:
+        if kind is column_class:
+            if node.args.get("db") is not None:
+                return False
+        elif kind is table_class:
             if type(node.this) is not exp.Identifier or node.args.get("joins") or node.args.get("pivots"):
                 return False
             tables.append(node)
-        elif kind is exp.Column:
-            if node.args.get("db") is not None:
-                return False
         elif kind is exp.Subquery:
             if (not node.alias and isinstance(node.parent, (exp.From, exp.Join))) or not isinstance(
                     node.this, (exp.Select, exp.SetOperation)):
