@@ -24,12 +24,13 @@ _ALIAS = re.compile(r"as\s+`?([a-z_]\w*)`?\s*,")
 _WORD = re.compile(r"\w+")
 
 
-def name_lateral_references(query: exp.Expression, sql: str, text: str, schema: Any, names: dict[str, str]) -> None:
+def name_lateral_references(query: exp.Expression, sql: str, text: str, schema: Any, names: dict[str, str]) -> bool:
     """Give each unnamed column that reads an alias of an earlier column of its select list the name Spark
     gives it; ``names``: the statement's output names as written, which it joins. ``sql``: the statement;
-    ``text``: it lower-cased."""
+    ``text``: it lower-cased. Returns whether any was named."""
     if not _reads_an_alias(text):
-        return
+        return False
+    changed = False
     for select in query.find_all(exp.Select):
         aliases: set[str] = set()
         columns: set[str] | None = None
@@ -55,6 +56,8 @@ def name_lateral_references(query: exp.Expression, sql: str, text: str, schema: 
             name = spark_name(named, text)
             p.replace(exp.alias_(p.copy(), exp.to_identifier(name, quoted=True)))
             names.setdefault(name.lower(), name)
+            changed = True
+    return changed
 
 
 def _as_written(column: exp.Column, sql: str) -> str:

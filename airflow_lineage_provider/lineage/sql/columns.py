@@ -23,6 +23,9 @@ from sqlglot.expressions import SAFE_IDENTIFIER_RE
 from sqlglot.optimizer.scope import Scope, find_in_scope, traverse_scope, walk_in_scope
 from sqlglot.schema import MappingSchema
 
+from airflow_lineage_provider.lineage.sql.scopes import NotTakenError
+from airflow_lineage_provider.lineage.sql.scopes import traverse_scope as noted_scopes
+
 # Nodes of a GROUP BY that sqlglot looks into for grouped columns.
 _GROUPING_CONTAINERS = (exp.Group, exp.GroupingSets, exp.Cube, exp.Rollup, exp.Tuple, exp.Paren)
 _MISSING = object()
@@ -32,14 +35,23 @@ class _NotHereError(Exception):
     """The query needs a step of sqlglot's ``qualify_columns`` that is not taken here."""
 
 
-def qualify_columns(query: exp.Expression, schema: MappingSchema) -> Scope | None:
+def qualify_columns(query: exp.Expression, schema: MappingSchema,
+                    noted: dict[int, list[exp.Expression]] | None = None) -> Scope | None:
     """Qualify ``query``'s columns as sqlglot's ``qualify_columns`` does; returns its root scope.
 
+    ``noted``: what qualify's walk noted for the scopes (``scopes.py``), when it still holds for the tree.
     ``None``: the query is left as it was, for sqlglot's ``qualify_columns``.
     """
     undo: list[tuple[exp.Expression, str, Any]] = []
     try:
-        scopes = traverse_scope(query)
+        scopes = None
+        if noted is not None:
+            try:
+                scopes = noted_scopes(query, noted)
+            except NotTakenError:
+                pass
+        if scopes is None:
+            scopes = traverse_scope(query)
         if not scopes:
             return None
         tables = _TABLES.get(schema)

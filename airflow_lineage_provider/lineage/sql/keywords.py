@@ -118,12 +118,13 @@ def _names(tokens: list[Token]) -> int:
 _BY_ALL = re.compile(r"by\s+all\b")
 
 
-def by_all(query: exp.Expression, text: str, schema: Any) -> None:
+def by_all(query: exp.Expression, text: str, schema: Any) -> bool:
     """``GROUP BY all`` / ``ORDER BY all`` of a select over a relation with a column ``all``: that column.
     ``query``: its tables qualified; ``text``: the statement, lower-cased; ``schema``: sqlglot's ``MappingSchema``
-    of the tables."""
+    of the tables. Returns whether any was rewritten."""
     if "all" not in text or not _BY_ALL.search(text):
-        return
+        return False
+    changed = False
     for select in query.find_all(exp.Select):
         group = select.args.get("group")
         order = select.args.get("order")
@@ -137,6 +138,8 @@ def by_all(query: exp.Expression, text: str, schema: Any) -> None:
             group.set("expressions", [*group.expressions, exp.column("all")])
         if ordered:
             order.expressions[0].set("this", exp.column("all"))
+        changed = True
+    return changed
 
 
 def relation_columns(select: exp.Select, query: exp.Expression, schema: Any) -> set[str]:

@@ -21,12 +21,13 @@ from sqlglot import exp
 _THREE_PARTS = re.compile(r"\.\s*[\w`]+\s*\.")
 
 
-def read_struct_paths(query: exp.Expression, text: str) -> None:
+def read_struct_paths(query: exp.Expression, text: str) -> bool:
     """Write each column name of three or more parts whose qualifier Spark matches otherwise than sqlglot
     as that relation's column and its fields. ``query``: its tables qualified (catalog and database);
-    ``text``: the statement's text."""
+    ``text``: the statement's text. Returns whether any was rewritten."""
     if not _THREE_PARTS.search(text):
-        return
+        return False
+    changed = False
     for column in list(query.find_all(exp.Column)):
         if column.args.get("db") is None:
             continue
@@ -42,6 +43,8 @@ def read_struct_paths(query: exp.Expression, text: str) -> None:
         for part in rest[1:]:
             base = exp.Dot(this=base, expression=part.copy())
         column.replace(base)
+        changed = True
+    return changed
 
 
 def _qualifier(column: exp.Column, names: list[str]) -> tuple[int, str] | None:

@@ -27,6 +27,7 @@ from airflow_lineage_provider.lineage.sql.keywords import by_all
 from airflow_lineage_provider.lineage.sql.paths import read_struct_paths
 from airflow_lineage_provider.lineage.sql.pivot import name_pivot_values
 from airflow_lineage_provider.lineage.sql.render import SPARK_DIALECT, Finder
+from airflow_lineage_provider.lineage.sql.scopes import COLLECTIBLE, NotTakenError, inner_owner
 from airflow_lineage_provider.lineage.sql.using import later_keys, put_back
 
 # ``parquet.`/path``` reads files, not a table of database ``parquet``: the formats Spark reads by path.
@@ -51,14 +52,17 @@ def qualify(query: exp.Expression, sql: str, db: str, schema: MappingSchema
     if not _qualify_tables(query, db, walked.table_parts if walked else None):
         query, walked = qualify_tables(query, db=db, catalog=SPARK_CATALOG, dialect=SPARK_DIALECT), None
     # Spark's readings sqlglot lacks; they change columns inside selects, never the selects themselves.
-    read_struct_paths(query, text)
-    by_all(query, text, schema)
-    name_lateral_references(query, sql, text, schema, names)
+    changed = read_struct_paths(query, text)
+    changed = by_all(query, text, schema) or changed
+    changed = name_lateral_references(query, sql, text, schema, names) or changed
+    # What the walk noted for the scopes holds while no step since has changed a node ``_collect`` looks at
+    # (the table step gives tables their database and catalog only).
+    noted = walked.noted if walked is not None and not changed and not using else None
     # A star over a USING join then another join: what sqlglot's expansion leaves out, noted first.
     later = later_keys(query, using, schema) if using and "*" in text else []
     # Its column step too, on scopes the resolver reuses, when the query needs only its common steps.
     try:
-        query, root = _columns(query, schema, using)
+        query, root = _columns(query, schema, using, noted)
     except OptimizeError as e:
         # ``FROM t JOIN t USING (k)``, ``FROM t, t``: Spark reads one relation twice under one name (a
         # column of it named with that name would be ambiguous there); sqlglot's scopes refuse it.
@@ -81,12 +85,14 @@ class _Walked(NamedTuple):
 
     table_parts: list[exp.Expression]  # what ``_TABLE_PARTS`` finds: the table step's nodes
     selects: list[exp.Select]  # every select, the query's own included
+    noted: dict[int, list[exp.Expression]] | None  # per scope, what its ``_collect`` looks at (``scopes.py``)
 
 
 def _walk(query: exp.Expression, text: str) -> _Walked | None:
     """sqlglot's ``normalize_identifiers`` for Spark in a plain walk (sqlglot's calls a Python function
     on every node and the dialect's method on every identifier, three times the cost), which also
-    finds the nodes the table step and the star steps look at: one walk of the tree instead of three.
+    finds the nodes the table step and the star steps look at, and notes what each scope's ``_collect``
+    would find (``scopes.py``): one walk of the tree instead of four.
     A comment can mark any node case-sensitive (``sqlglot.meta``): such a statement goes to sqlglot's
     walk, and ``None`` says nothing was found."""
     if "sqlglot.meta" in text:
@@ -98,24 +104,47 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
     codes = _WALK_CODES
     parts: list[exp.Expression] = []
     selects: list[exp.Select] = []
+    # Per scope (its expression's id), its nodes ``Scope._collect`` looks at; ``owners`` runs alongside
+    # ``stack``: the scope of each node on it. ``None``: a shape ``scopes.py`` does not take.
+    noted: dict[int, list[exp.Expression]] | None = {}
+    owners: list[int] = [id(query)]
+    to_owner = owners.append
     # Below a table or a column (``_TABLE_PARTS`` enters neither) only identifiers and selects are wanted.
     stack: list[exp.Expression] = [query]
     below: list[exp.Expression] = []
     to_stack, to_below = stack.append, below.append  # bound once, not per node
     for todo, finding in ((stack, True), (below, False)):
         pop = todo.pop
+        owner = 0
         while todo:
             node = pop()
             cls = type(node)
             code = codes.get(cls)
             if code is None:
                 code = codes[cls] = (issubclass(cls, _TABLE_FOUND) | issubclass(cls, (exp.Table, exp.Column)) << 1
-                                     | issubclass(cls, exp.Select) << 2)
+                                     | issubclass(cls, exp.Select) << 2 | issubclass(cls, COLLECTIBLE) << 3
+                                     | issubclass(cls, (exp.CTE, exp.Query)) << 4)
             if code & 4:
                 selects.append(node)
-            if finding and code & 1:
-                parts.append(node)
+            if finding:
+                owner = owners.pop()
+                if code & 1:
+                    parts.append(node)
+                if code & 8 and noted is not None and id(node) != owner:  # a scope's own expression is not noted
+                    found = noted.get(owner)
+                    if found is None:
+                        noted[owner] = [node]
+                    else:
+                        found.append(node)
+                    if code & 16:
+                        try:
+                            owner = inner_owner(node) or owner
+                        except NotTakenError:
+                            noted = None
+            elif code & 8:
+                noted = None  # below a table or a column: rare, and sqlglot's
             push = to_below if (code & 2 or not finding) else to_stack
+            own = finding and not code & 2
             # Identifiers, the most common nodes and leaves, are lower-cased here rather than pushed and popped;
             # ``set`` (which clears hashes up the tree) only when the name changes: most are in lower case already,
             # which ``islower`` tells without making a string (a name it says no to may have no letter at all).
@@ -129,6 +158,8 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
                                 item.set("this", name.lower())
                         elif isinstance(item, expression):
                             push(item)
+                            if own:
+                                to_owner(owner)
                 elif type(value) is identifier:
                     name = value.this
                     if not name.islower() and name != name.lower() \
@@ -136,7 +167,9 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
                         value.set("this", name.lower())
                 elif isinstance(value, expression):
                     push(value)
-    return _Walked(parts, selects)
+                    if own:
+                        to_owner(owner)
+    return _Walked(parts, selects, noted)
 
 
 def _prepare(query: exp.Expression, walk: bool = True, walk_pivots: bool = False
@@ -207,9 +240,11 @@ def output_name(name: str) -> str:
     return name.split(REPEAT, 1)[0]
 
 
-def _columns(query: exp.Expression, schema: MappingSchema, using: dict[int, str]) -> tuple[exp.Expression, Any]:
-    """sqlglot's column step: ours (``columns.py``) when the query needs only its common steps, else sqlglot's."""
-    root = own_qualify_columns(query, schema) if not using else None
+def _columns(query: exp.Expression, schema: MappingSchema, using: dict[int, str],
+             noted: dict[int, list[exp.Expression]] | None = None) -> tuple[exp.Expression, Any]:
+    """sqlglot's column step: ours (``columns.py``) when the query needs only its common steps, else sqlglot's.
+    ``noted``: what ``_walk`` noted for the scopes, while it holds."""
+    root = own_qualify_columns(query, schema, noted) if not using else None
     return (query, root) if root is not None else (qualify_columns(query, schema), None)
 
 
@@ -285,7 +320,7 @@ _TABLE_WORK = (exp.Lateral, exp.Unnest, exp.Values, exp.Pivot, exp.TableFromRows
 _TABLE_FOUND = (exp.Table, exp.With, exp.Subquery, exp.Column, *_TABLE_WORK)
 _TABLE_PARTS = Finder(_TABLE_FOUND, (exp.Table, exp.Column))
 # Per class, what ``_walk`` does with a node: 1 a table part, 2 a table or column (not entered by the
-# table step), 4 a select.
+# table step), 4 a select, 8 a node ``Scope._collect`` looks at, 16 one that may start a scope.
 _WALK_CODES: dict[type, int] = {}
 
 

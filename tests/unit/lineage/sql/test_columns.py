@@ -69,14 +69,14 @@ class Held:
         self.handed = 0
         self.failures: list[str] = []  # the extractor turns an exception into a warning: kept here
 
-    def __call__(self, query: exp.Expression, schema: Any) -> Any:
+    def __call__(self, query: exp.Expression, schema: Any, noted: Any = None) -> Any:
         before = tree(query)
         copy = query.copy()
         try:
             theirs: Any = tree(sqlglots(copy, schema))
         except Exception as e:  # noqa: BLE001 - then ours must hand the query over
             theirs = e
-        root = ours(query, schema)
+        root = ours(query, schema, noted)  # on the scopes built from what qualify's walk noted, when it did
         if root is None:
             self.handed += 1
             if tree(query) != before:
@@ -103,7 +103,7 @@ def test_the_column_step_is_sqlglots_or_hands_over(sql: str, own: bool, held: He
     [st] = x.statement(sql)
     assert not held.failures
     assert (held.own, held.handed) == ((1, 0) if own else (0, 1)), st.to_dict()
-    monkeypatch.setattr(step, "own_qualify_columns", lambda query, schema: None)  # sqlglot's step, always
+    monkeypatch.setattr(step, "own_qualify_columns", lambda query, schema, noted=None: None)  # sqlglot's step, always
     [theirs] = x.statement(sql)
     assert st.to_dict() == theirs.to_dict()
 
