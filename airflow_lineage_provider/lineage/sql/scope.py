@@ -327,7 +327,9 @@ class Resolver(Conditions, Pivots):
         known = self._tables.get(parts)
         if known is None:  # a table is read in many scopes: look it up and name it once
             known = self._tables[parts] = self.catalog.table(parts)
-        return Source("table", table, name=known[0], info=known[1], dataset=known[2])
+        info = known[1]
+        return Source("table", table, name=known[0], info=info, dataset=known[2],
+                      plain=info is not None and info.view is None, label=known[2].label)
 
     def source_outputs(self, src: Source) -> list[str] | None:
         """Column names a source offers; ``None`` when unknown."""
@@ -444,7 +446,9 @@ class Resolver(Conditions, Pivots):
         inner = proj.this if isinstance(proj, exp.Alias) else proj
         if self.using and isinstance(inner, exp.Coalesce) and id(scope.expression) in self.using:
             inner = using_key(inner, self.using[id(scope.expression)])
-        nulls = self.null_keys(scope)
+        nulls = self._null_keys.get(id(scope))
+        if nulls is None:
+            nulls = self.null_keys(scope)
         if nulls and plain_sql(inner) in nulls:
             return frozenset()  # a grouped expression outside every grouping set: always NULL
         if type(inner) is exp.Column and not isinstance(inner.this, exp.Star):
@@ -504,8 +508,8 @@ class Resolver(Conditions, Pivots):
         found = self._column_memo.get(key)
         if found is not None:
             return found
-        src = self.sources(scope).get(table) if table else None
-        if src is not None and src.kind == "table" and src.info is not None and src.info.view is None:
+        src = (self._sources.get(id(scope)) or self.sources(scope)).get(table) if table else None
+        if src is not None and src.plain:
             found = self._table_column(src, name)  # the common case, a column of a table this scope reads
         else:
             found = self._column_origins(scope, table, name)
@@ -585,6 +589,15 @@ class Resolver(Conditions, Pivots):
 
     def _table_column(self, src: Source, name: str) -> frozenset[Origin]:
         info = src.info
+        if src.plain:  # a table with a schema (the common case): its label, and the input it is, made once
+            if src.unread:
+                src.unread = False
+                self.result.inputs.setdefault(src.label, src.dataset)
+            found = info.origins(src.label, name)
+            if found is None:
+                self.warn(f"column {name} is not in the schema of {src.name}")
+                return frozenset()
+            return found
         label = src.dataset.label if src.dataset else (src.name or "")
         if info is not None and info.view is not None:
             view: ViewLineage = info.view
@@ -601,15 +614,9 @@ class Resolver(Conditions, Pivots):
             return frozenset()
         if src.dataset is not None:
             self.result.inputs.setdefault(label, src.dataset)
-        if info is None:
-            if src.name and src.dataset and src.dataset.table:
-                self._unknown_tables.add(src.name)
-            return frozenset({origin((label, name, IDENTITY, "", False))})
-        found = info.origins(label, name)
-        if found is not None:
-            return found
-        self.warn(f"column {name} is not in the schema of {src.name}")
-        return frozenset()
+        if src.name and src.dataset and src.dataset.table:  # no schema: the column as the query names it
+            self._unknown_tables.add(src.name)
+        return frozenset({origin((label, name, IDENTITY, "", False))})
 
     def field_of(self, origin: Origin, path: str) -> str:
         """The field a struct path read from ``origin`` is (``info.geo.lat``), each part spelled as the table's
