@@ -53,10 +53,8 @@ class Resolver(Conditions, Pivots):
         self.catalog = catalog
         self.query = query
         self.root = root if root is not None else build_scope(query)
-        self.scope_of: dict[int, Scope] = {}
-        if self.root is not None:
-            for s in self.root.traverse():
-                self.scope_of[id(s.expression)] = s
+        self.scopes: list[Scope] = list(self.root.traverse()) if self.root is not None else []  # walked once
+        self.scope_of: dict[int, Scope] = {id(s.expression): s for s in self.scopes}
         self.result = Result([])
         self._memo: dict[tuple[int, str | int], frozenset[Origin]] = {}
         self._sources: dict[int, dict[str, Source]] = {}
@@ -73,6 +71,7 @@ class Resolver(Conditions, Pivots):
         self._views_noted: set[str] = set()
         self._unknown_tables: set[str] = set()
         self._null_keys: dict[int, frozenset[str]] = {}  # per scope (``Conditions.null_keys``)
+        self._types: dict[tuple[int, int], str | None] = {}  # per scope and position (``output_type``)
         self._keyed_names = "[" in sql or "json" in sql.lower()  # projections qualify names after a key (``_unnamed``)
 
     def run(self) -> Result:
@@ -92,7 +91,7 @@ class Resolver(Conditions, Pivots):
                 self.warn(f"column {spark_names.get(i, name)}: {_unreadable(self._projection(i), e)}")
                 origins = frozenset()
             self.result.columns.append((spark_names.get(i, name), origins))
-        for scope in self.root.traverse():
+        for scope in self.scopes:
             try:
                 self.note_indirect(scope)
             except RecursionError:
@@ -391,16 +390,25 @@ class Resolver(Conditions, Pivots):
         return result
 
     def output_type(self, scope: Scope, position: int) -> str | None:
-        """The type of a query's output column at ``position``, when the text tells it for sure."""
+        """The type of a query's output column at ``position``, when the text tells it for sure.
+
+        Remembered per scope and position: a set operation's branches are typed again by each set
+        operation above them (a chain of UNIONs is a nest of them)."""
+        key = (id(scope), position)
+        if key in self._types:
+            return self._types[key]
         e = scope.expression
         if isinstance(e, exp.SetOperation):
             types = self._branch_types(scope, position)
-            return common_type(types) if types else None
-        if isinstance(e, exp.Values):
-            return self._rows_type(scope, e, position)
-        if not isinstance(e, exp.Select) or position >= len(e.expressions):
-            return None
-        return self._expression_type(scope, e.expressions[position])
+            found = common_type(types) if types else None
+        elif isinstance(e, exp.Values):
+            found = self._rows_type(scope, e, position)
+        elif not isinstance(e, exp.Select) or position >= len(e.expressions):
+            found = None
+        else:
+            found = self._expression_type(scope, e.expressions[position])
+        self._types[key] = found
+        return found
 
     def _branch_types(self, scope: Scope, position: int) -> list[str | None] | None:
         """The types of a set operation's branches at ``position``; ``None`` at the first the text does not
