@@ -518,10 +518,12 @@ class Resolver(Conditions, Pivots):
         if found is not None:
             return found
         src = (self._sources.get(id(scope)) or self.sources(scope)).get(table) if table else None
-        if src is not None and src.plain:
+        if src is None:
+            found = self._column_origins(scope, table, name)  # unqualified, or a relation of an outer query
+        elif src.plain:
             found = self._table_column(src, name)  # the common case, a column of a table this scope reads
         else:
-            found = self._column_origins(scope, table, name)
+            found = self.source_column(scope, src, name)  # a relation of this scope (``_column_origins``' first)
         self._column_memo[key] = found
         return found
 
