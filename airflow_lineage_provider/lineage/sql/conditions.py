@@ -220,11 +220,11 @@ class Conditions:
 
     def _add_indirect(self, origins: Iterable[Origin], subtype: str) -> None:
         seen = self.indirect_seen
-        for o in origins:
-            key = (o.table, o.field, subtype, o.masking)
+        for table, field, _, _, masking in origins:
+            key = (table, field, subtype, masking)
             if key not in seen:  # conditions name the same columns again and again: build each input once
                 seen.add(key)
-                self.result.indirect.add(ColumnInput.make(o.table, o.field, INDIRECT, subtype, "", o.masking))
+                self.result.indirect.add(ColumnInput.make(table, field, INDIRECT, subtype, "", masking))
 
 
 def grouping_expressions(node: exp.Expression) -> list[exp.Expression]:

@@ -64,7 +64,7 @@ class Resolver(Conditions, Pivots):
         self._pending: list[exp.Expression] = []
         self._src_memo: dict[tuple[int, str], frozenset[Origin]] = {}
         self._column_memo: dict[tuple[int, str, str], frozenset[Origin]] = {}
-        self._tables: dict[tuple[str, str, str], tuple[str, TableInfo | None, Dataset]] = {}
+        self._tables: dict[tuple[str, str, str], tuple[str, TableInfo | None, Dataset, bool, str]] = {}
         self.indirect_seen: set[tuple[str, str, str, bool]] = set()  # indirect inputs made (``conditions.py``)
         self.noted: set[int] = set()  # projections whose conditions and window keys are noted
         self.conditions_noted: set[tuple[int, str, str, str]] = set()  # (scope, table, column, subtype) noted
@@ -326,10 +326,9 @@ class Resolver(Conditions, Pivots):
         parts = (table.catalog, db, table.name)
         known = self._tables.get(parts)
         if known is None:  # a table is read in many scopes: look it up and name it once
-            known = self._tables[parts] = self.catalog.table(parts)
-        info = known[1]
-        return Source("table", table, name=known[0], info=info, dataset=known[2],
-                      plain=info is not None and info.view is None, label=known[2].label)
+            name, info, dataset = self.catalog.table(parts)
+            known = self._tables[parts] = (name, info, dataset, info is not None and info.view is None, dataset.label)
+        return Source("table", table, name=known[0], info=known[1], dataset=known[2], plain=known[3], label=known[4])
 
     def source_outputs(self, src: Source) -> list[str] | None:
         """Column names a source offers; ``None`` when unknown."""
@@ -469,6 +468,8 @@ class Resolver(Conditions, Pivots):
             else:
                 return origins
             text = self.render(inner)
+            if len(origins) == 1:  # most columns copy one
+                return frozenset((origin((o.table, o.field, o.subtype, text, o.masking)),))
             return frozenset(o if o.expression else origin((o.table, o.field, o.subtype, text, o.masking))
                              for o in origins)
         identity = self.is_identity(scope, inner)
