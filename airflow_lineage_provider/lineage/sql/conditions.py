@@ -184,6 +184,7 @@ class Conditions:
         """Columns a condition reads. A query inside it gives its outputs and is not entered: its own
         conditions are its own scope's (walking into it would read each nested query twice)."""
         select_first = subtype == SORT
+        noted = self.conditions_noted
         side = self.using.get(id(scope.expression)) if self.using else None
         other_keys: set[int] = set()  # a USING / NATURAL key is the side's key Spark outputs, not the other
         for c in node.find_all(exp.Coalesce) if side else ():
@@ -203,7 +204,11 @@ class Conditions:
                         if not isinstance(c.this, exp.Star):
                             self._add_indirect(self._condition_column(scope, c, select_first), subtype)
             elif isinstance(n, exp.Column):
-                if not isinstance(n.this, exp.Star):
+                # A column a condition of the scope read already, in the same role: its inputs are noted
+                # (what it reads depends on the scope, its name and the role alone, ``_condition_column``).
+                key = (id(scope), n.table, n.name, subtype)
+                if key not in noted and not isinstance(n.this, exp.Star):
+                    noted.add(key)
                     self._add_indirect(self._condition_column(scope, n, select_first), subtype)
             elif isinstance(n, (exp.Subquery, exp.Select, exp.SetOperation)):
                 child = self.scope_of.get(id(n.this if isinstance(n, exp.Subquery) else n))
@@ -215,11 +220,11 @@ class Conditions:
 
     def _add_indirect(self, origins: Iterable[Origin], subtype: str) -> None:
         seen = self.indirect_seen
-        for o in origins:
-            key = (o.table, o.field, subtype, o.masking)
+        for table, field, _, _, masking in origins:
+            key = (table, field, subtype, masking)
             if key not in seen:  # conditions name the same columns again and again: build each input once
                 seen.add(key)
-                self.result.indirect.add(ColumnInput.make(o.table, o.field, INDIRECT, subtype, "", o.masking))
+                self.result.indirect.add(ColumnInput.make(table, field, INDIRECT, subtype, "", masking))
 
 
 def grouping_expressions(node: exp.Expression) -> list[exp.Expression]:

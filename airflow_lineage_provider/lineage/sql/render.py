@@ -147,7 +147,14 @@ class Finder:
                     continue
             elif code:
                 continue
-            for value in reversed(node.args.values()):
+            args = node.args
+            if len(args) == 2:  # most nodes are an operator and its two operands: pushed without the loop
+                first, second = args.values()
+                if isinstance(first, expression) and isinstance(second, expression):
+                    push(second)
+                    push(first)
+                    continue
+            for value in reversed(args.values()):
                 if type(value) is list:
                     for item in reversed(value):
                         if isinstance(item, expression):

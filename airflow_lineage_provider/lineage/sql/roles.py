@@ -177,5 +177,8 @@ def norm_type(text: str | None) -> str | None:
     if not text:
         return None
     t = text.lower().replace(" ", "")
-    return {"integer": "int", "long": "bigint", "short": "smallint", "byte": "tinyint", "string": "text",
-            "varchar": "text"}.get(t, t)
+    return _TYPE_SPELLINGS.get(t, t)
+
+
+_TYPE_SPELLINGS = {"integer": "int", "long": "bigint", "short": "smallint", "byte": "tinyint", "string": "text",
+                   "varchar": "text"}

@@ -53,10 +53,8 @@ class Resolver(Conditions, Pivots):
         self.catalog = catalog
         self.query = query
         self.root = root if root is not None else build_scope(query)
-        self.scope_of: dict[int, Scope] = {}
-        if self.root is not None:
-            for s in self.root.traverse():
-                self.scope_of[id(s.expression)] = s
+        self.scopes: list[Scope] = list(self.root.traverse()) if self.root is not None else []  # walked once
+        self.scope_of: dict[int, Scope] = {id(s.expression): s for s in self.scopes}
         self.result = Result([])
         self._memo: dict[tuple[int, str | int], frozenset[Origin]] = {}
         self._sources: dict[int, dict[str, Source]] = {}
@@ -66,12 +64,14 @@ class Resolver(Conditions, Pivots):
         self._pending: list[exp.Expression] = []
         self._src_memo: dict[tuple[int, str], frozenset[Origin]] = {}
         self._column_memo: dict[tuple[int, str, str], frozenset[Origin]] = {}
-        self._tables: dict[tuple[str, str, str], tuple[str, TableInfo | None, Dataset]] = {}
+        self._tables: dict[tuple[str, str, str], tuple[str, TableInfo | None, Dataset, bool, str]] = {}
         self.indirect_seen: set[tuple[str, str, str, bool]] = set()  # indirect inputs made (``conditions.py``)
         self.noted: set[int] = set()  # projections whose conditions and window keys are noted
+        self.conditions_noted: set[tuple[int, str, str, str]] = set()  # (scope, table, column, subtype) noted
         self._views_noted: set[str] = set()
         self._unknown_tables: set[str] = set()
         self._null_keys: dict[int, frozenset[str]] = {}  # per scope (``Conditions.null_keys``)
+        self._types: dict[tuple[int, int], str | None] = {}  # per scope and position (``output_type``)
         self._keyed_names = "[" in sql or "json" in sql.lower()  # projections qualify names after a key (``_unnamed``)
 
     def run(self) -> Result:
@@ -91,7 +91,7 @@ class Resolver(Conditions, Pivots):
                 self.warn(f"column {spark_names.get(i, name)}: {_unreadable(self._projection(i), e)}")
                 origins = frozenset()
             self.result.columns.append((spark_names.get(i, name), origins))
-        for scope in self.root.traverse():
+        for scope in self.scopes:
             try:
                 self.note_indirect(scope)
             except RecursionError:
@@ -326,8 +326,9 @@ class Resolver(Conditions, Pivots):
         parts = (table.catalog, db, table.name)
         known = self._tables.get(parts)
         if known is None:  # a table is read in many scopes: look it up and name it once
-            known = self._tables[parts] = self.catalog.table(parts)
-        return Source("table", table, name=known[0], info=known[1], dataset=known[2])
+            name, info, dataset = self.catalog.table(parts)
+            known = self._tables[parts] = (name, info, dataset, info is not None and info.view is None, dataset.label)
+        return Source("table", table, name=known[0], info=known[1], dataset=known[2], plain=known[3], label=known[4])
 
     def source_outputs(self, src: Source) -> list[str] | None:
         """Column names a source offers; ``None`` when unknown."""
@@ -388,16 +389,25 @@ class Resolver(Conditions, Pivots):
         return result
 
     def output_type(self, scope: Scope, position: int) -> str | None:
-        """The type of a query's output column at ``position``, when the text tells it for sure."""
+        """The type of a query's output column at ``position``, when the text tells it for sure.
+
+        Remembered per scope and position: a set operation's branches are typed again by each set
+        operation above them (a chain of UNIONs is a nest of them)."""
+        key = (id(scope), position)
+        if key in self._types:
+            return self._types[key]
         e = scope.expression
         if isinstance(e, exp.SetOperation):
             types = self._branch_types(scope, position)
-            return common_type(types) if types else None
-        if isinstance(e, exp.Values):
-            return self._rows_type(scope, e, position)
-        if not isinstance(e, exp.Select) or position >= len(e.expressions):
-            return None
-        return self._expression_type(scope, e.expressions[position])
+            found = common_type(types) if types else None
+        elif isinstance(e, exp.Values):
+            found = self._rows_type(scope, e, position)
+        elif not isinstance(e, exp.Select) or position >= len(e.expressions):
+            found = None
+        else:
+            found = self._expression_type(scope, e.expressions[position])
+        self._types[key] = found
+        return found
 
     def _branch_types(self, scope: Scope, position: int) -> list[str | None] | None:
         """The types of a set operation's branches at ``position``; ``None`` at the first the text does not
@@ -444,7 +454,9 @@ class Resolver(Conditions, Pivots):
         inner = proj.this if isinstance(proj, exp.Alias) else proj
         if self.using and isinstance(inner, exp.Coalesce) and id(scope.expression) in self.using:
             inner = using_key(inner, self.using[id(scope.expression)])
-        nulls = self.null_keys(scope)
+        nulls = self._null_keys.get(id(scope))
+        if nulls is None:
+            nulls = self.null_keys(scope)
         if nulls and plain_sql(inner) in nulls:
             return frozenset()  # a grouped expression outside every grouping set: always NULL
         if type(inner) is exp.Column and not isinstance(inner.this, exp.Star):
@@ -456,6 +468,8 @@ class Resolver(Conditions, Pivots):
             else:
                 return origins
             text = self.render(inner)
+            if len(origins) == 1:  # most columns copy one
+                return frozenset((origin((o.table, o.field, o.subtype, text, o.masking)),))
             return frozenset(o if o.expression else origin((o.table, o.field, o.subtype, text, o.masking))
                              for o in origins)
         identity = self.is_identity(scope, inner)
@@ -504,11 +518,13 @@ class Resolver(Conditions, Pivots):
         found = self._column_memo.get(key)
         if found is not None:
             return found
-        src = self.sources(scope).get(table) if table else None
-        if src is not None and src.kind == "table" and src.info is not None and src.info.view is None:
+        src = (self._sources.get(id(scope)) or self.sources(scope)).get(table) if table else None
+        if src is None:
+            found = self._column_origins(scope, table, name)  # unqualified, or a relation of an outer query
+        elif src.plain:
             found = self._table_column(src, name)  # the common case, a column of a table this scope reads
         else:
-            found = self._column_origins(scope, table, name)
+            found = self.source_column(scope, src, name)  # a relation of this scope (``_column_origins``' first)
         self._column_memo[key] = found
         return found
 
@@ -585,6 +601,15 @@ class Resolver(Conditions, Pivots):
 
     def _table_column(self, src: Source, name: str) -> frozenset[Origin]:
         info = src.info
+        if src.plain:  # a table with a schema (the common case): its label, and the input it is, made once
+            if src.unread:
+                src.unread = False
+                self.result.inputs.setdefault(src.label, src.dataset)
+            found = info.origins(src.label, name)
+            if found is None:
+                self.warn(f"column {name} is not in the schema of {src.name}")
+                return frozenset()
+            return found
         label = src.dataset.label if src.dataset else (src.name or "")
         if info is not None and info.view is not None:
             view: ViewLineage = info.view
@@ -601,15 +626,9 @@ class Resolver(Conditions, Pivots):
             return frozenset()
         if src.dataset is not None:
             self.result.inputs.setdefault(label, src.dataset)
-        if info is None:
-            if src.name and src.dataset and src.dataset.table:
-                self._unknown_tables.add(src.name)
-            return frozenset({origin((label, name, IDENTITY, "", False))})
-        found = info.origins(label, name)
-        if found is not None:
-            return found
-        self.warn(f"column {name} is not in the schema of {src.name}")
-        return frozenset()
+        if src.name and src.dataset and src.dataset.table:  # no schema: the column as the query names it
+            self._unknown_tables.add(src.name)
+        return frozenset({origin((label, name, IDENTITY, "", False))})
 
     def field_of(self, origin: Origin, path: str) -> str:
         """The field a struct path read from ``origin`` is (``info.geo.lat``), each part spelled as the table's

@@ -28,6 +28,10 @@ class Source:
     outer_scope: Scope | None = None  # udtf/func/pivot: the scope whose columns they read
     dataset: Dataset | None = None
     hidden: bool = False  # a pivoted relation: only its pivot's output is visible by column name
+    # A table with a schema, not a view: its columns are the table's own (``Resolver.column_origins``' fast path).
+    plain: bool = False
+    label: str = ""  # a table: its dataset's label, the table of its columns' origins
+    unread: bool = True  # a table: no column of it read yet (its first read makes it an input)
 
 
 @dataclass
