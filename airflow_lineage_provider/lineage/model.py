@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from functools import partial
 from operator import attrgetter
-from typing import Any, Collection, Iterable, NamedTuple, NoReturn
+from typing import Any, Iterable, NamedTuple, NoReturn
 
 FORMAT = "airflow-lineage/1"
 # The XCom key a task's lineage document is pushed under (operators) and read from (UI, CLI).
@@ -261,11 +261,8 @@ class Origin(NamedTuple):
 origin = partial(tuple.__new__, Origin)
 
 
-def direct_inputs(origins: Collection[Origin]) -> tuple[ColumnInput, ...]:
+def direct_inputs(origins: Iterable[Origin]) -> tuple[ColumnInput, ...]:
     """A target column's direct inputs, in the document's order; a copy names its source column."""
-    if len(origins) == 1:  # most columns read one source column: nothing to sort
-        for o in origins:
-            return (ColumnInput.make(o.table, o.field, DIRECT, o.subtype, o.expression or o.field, o.masking),)
     return tuple(sorted((ColumnInput.make(o.table, o.field, DIRECT, o.subtype, o.expression or o.field, o.masking)
                          for o in origins), key=INPUT_ORDER))
 
@@ -341,7 +338,7 @@ class StatementLineage:
 
     @classmethod
     def of(cls, *, index: int, sql: str, method: str, confidence: float, target: Dataset | None,
-           inputs: Iterable[Dataset], columns: Iterable[tuple[str, Collection[Origin]]],
+           inputs: Iterable[Dataset], columns: Iterable[tuple[str, Iterable[Origin]]],
            indirect: Iterable[ColumnInput], warnings: tuple[str, ...]) -> StatementLineage:
         """What an extractor resolved, in the document's order: each target column's origins as its
         direct inputs, the inputs by label, the indirect inputs sorted. Both extractors build here."""

@@ -359,8 +359,6 @@ class _Scope:
         owners = self._owners
         sets = self._sets
         undo = self.undo
-        identifiers = self._identifiers
-        identifier_class = exp.Identifier
         for column in _scope_columns(scope):
             args = column.args
             if type(column) is not column_class or args.get("db") is not None:
@@ -382,12 +380,7 @@ class _Scope:
                 owner = owners.get(name, _MISSING)
                 if owner is _MISSING:
                     owner = self.owner(name)
-                if owner:  # ``_identifier``, its commonest case inline
-                    made = identifiers.get(owner)
-                    identifier = identifier_class(**made[0]) if made is not None and made[0] is not None \
-                        else self._identifier(owner)
-                else:
-                    identifier = self.get_table(column)
+                identifier = self._identifier(owner) if owner else self.get_table(column)
             if identifier is None:
                 # An outer column or an ambiguous one: left as it is, as sqlglot does. An alias
                 # (``SELECT a + 1 AS b .. WHERE b > 0``): sqlglot writes its expression in.
@@ -397,8 +390,7 @@ class _Scope:
             source = sources.get(identifier.name)
             if isinstance(source, Scope) and id(column) in source.column_index:
                 continue
-            undo.append((column, "table", args.get("table", _MISSING)))  # ``_set``, inline: once per column
-            column.set("table", identifier)
+            _set(undo, column, "table", identifier)
 
     def _stars(self) -> None:
         """``_expand_stars``: ``*`` and ``t.*`` from the sources' columns."""
@@ -647,16 +639,10 @@ def _scope_columns(scope: Scope) -> list[exp.Column]:
         else:
             tested = {id(node) for clause in clauses for node in walk_in_scope(clause) if type(node) is exp.Column}
     named = set(expression.named_selects) if isinstance(expression, exp.Query) else set()
-    columns = []
-    for column in (*raw, *external) if tested is None else raw:
-        if tested is not None and id(column) not in tested:
-            columns.append(column)
-            continue
-        if _kept(column, named):
-            columns.append(column)
-    if tested is not None:
-        columns.extend(column for column in external if _kept(column, named))
-    return columns
+    if tested is None:
+        return [column for column in (*raw, *external) if _kept(column, named)]
+    return [column for column in raw if id(column) not in tested or _kept(column, named)] + \
+        [column for column in external if _kept(column, named)]
 
 
 def _kept(column: exp.Column, named_selects: set[str]) -> bool:

@@ -454,9 +454,7 @@ class Resolver(Conditions, Pivots):
         inner = proj.this if isinstance(proj, exp.Alias) else proj
         if self.using and isinstance(inner, exp.Coalesce) and id(scope.expression) in self.using:
             inner = using_key(inner, self.using[id(scope.expression)])
-        nulls = self._null_keys.get(id(scope))
-        if nulls is None:
-            nulls = self.null_keys(scope)
+        nulls = self.null_keys(scope)
         if nulls and plain_sql(inner) in nulls:
             return frozenset()  # a grouped expression outside every grouping set: always NULL
         if type(inner) is exp.Column and not isinstance(inner.this, exp.Star):
@@ -468,8 +466,6 @@ class Resolver(Conditions, Pivots):
             else:
                 return origins
             text = self.render(inner)
-            if len(origins) == 1:  # most columns copy one
-                return frozenset((origin((o.table, o.field, o.subtype, text, o.masking)),))
             return frozenset(o if o.expression else origin((o.table, o.field, o.subtype, text, o.masking))
                              for o in origins)
         identity = self.is_identity(scope, inner)
@@ -518,7 +514,7 @@ class Resolver(Conditions, Pivots):
         found = self._column_memo.get(key)
         if found is not None:
             return found
-        src = (self._sources.get(id(scope)) or self.sources(scope)).get(table) if table else None
+        src = self.sources(scope).get(table) if table else None
         if src is None:
             found = self._column_origins(scope, table, name)  # unqualified, or a relation of an outer query
         elif src.plain:
@@ -601,10 +597,8 @@ class Resolver(Conditions, Pivots):
 
     def _table_column(self, src: Source, name: str) -> frozenset[Origin]:
         info = src.info
-        if src.plain:  # a table with a schema (the common case): its label, and the input it is, made once
-            if src.unread:
-                src.unread = False
-                self.result.inputs.setdefault(src.label, src.dataset)
+        if src.plain:  # a table with a schema (the common case): its label made once
+            self.result.inputs.setdefault(src.label, src.dataset)
             found = info.origins(src.label, name)
             if found is None:
                 self.warn(f"column {name} is not in the schema of {src.name}")

@@ -31,7 +31,6 @@ class Source:
     # A table with a schema, not a view: its columns are the table's own (``Resolver.column_origins``' fast path).
     plain: bool = False
     label: str = ""  # a table: its dataset's label, the table of its columns' origins
-    unread: bool = True  # a table: no column of it read yet (its first read makes it an input)
 
 
 @dataclass
