@@ -149,7 +149,13 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
             # ``set`` (which clears hashes up the tree) only when the name changes: most are in lower case already,
             # which ``islower`` tells without making a string (a name it says no to may have no letter at all).
             for value in node.args.values():
-                if type(value) is list:
+                kind = type(value)
+                if kind is identifier:
+                    name = value.this
+                    if not name.islower() and name != name.lower() \
+                            and not (paths and value.meta_get("case_sensitive")):
+                        value.set("this", name.lower())
+                elif kind is list:
                     for item in value:
                         if type(item) is identifier:
                             name = item.this
@@ -160,11 +166,6 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
                             push(item)
                             if own:
                                 to_owner(owner)
-                elif type(value) is identifier:
-                    name = value.this
-                    if not name.islower() and name != name.lower() \
-                            and not (paths and value.meta_get("case_sensitive")):
-                        value.set("this", name.lower())
                 elif isinstance(value, expression):
                     push(value)
                     if own:
