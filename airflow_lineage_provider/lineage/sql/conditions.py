@@ -191,10 +191,18 @@ class Conditions:
             key = using_key(c, side)
             if key is not c:
                 other_keys |= {id(a) for a in (c.this, *c.expressions) if a is not key}
+        scope_id = id(scope)
         for n in _CONDITION_PARTS(node):
             if other_keys and id(n) in other_keys:
                 continue
-            if type(n) is exp.Dot:
+            if isinstance(n, exp.Column):  # most parts are columns: tested first
+                # A column a condition of the scope read already, in the same role: its inputs are noted
+                # (what it reads depends on the scope, its name and the role alone, ``_condition_column``).
+                key = (scope_id, n.table, n.name, subtype)
+                if key not in noted and not isinstance(n.this, exp.Star):
+                    noted.add(key)
+                    self._add_indirect(self._condition_column(scope, n, select_first), subtype)
+            elif type(n) is exp.Dot:
                 path, base = field_path(n)
                 if path:  # a struct field: the field is the input, named by its path
                     self._add_indirect((o._replace(field=self.field_of(o, path)) if o.subtype == IDENTITY else o
@@ -203,13 +211,6 @@ class Conditions:
                     for c in n.find_all(exp.Column):
                         if not isinstance(c.this, exp.Star):
                             self._add_indirect(self._condition_column(scope, c, select_first), subtype)
-            elif isinstance(n, exp.Column):
-                # A column a condition of the scope read already, in the same role: its inputs are noted
-                # (what it reads depends on the scope, its name and the role alone, ``_condition_column``).
-                key = (id(scope), n.table, n.name, subtype)
-                if key not in noted and not isinstance(n.this, exp.Star):
-                    noted.add(key)
-                    self._add_indirect(self._condition_column(scope, n, select_first), subtype)
             elif isinstance(n, (exp.Subquery, exp.Select, exp.SetOperation)):
                 child = self.scope_of.get(id(n.this if isinstance(n, exp.Subquery) else n))
                 if child is not None:
@@ -219,12 +220,11 @@ class Conditions:
             # Grouping / GroupingId (pruned too): a bit of the grouping id, no source column.
 
     def _add_indirect(self, origins: Iterable[Origin], subtype: str) -> None:
-        seen = self.indirect_seen
+        indirect = self.result.indirect
         for table, field, _, _, masking in origins:
             key = (table, field, subtype, masking)
-            if key not in seen:  # conditions name the same columns again and again: build each input once
-                seen.add(key)
-                self.result.indirect.add(ColumnInput.make(table, field, INDIRECT, subtype, "", masking))
+            if key not in indirect:  # conditions name the same columns again and again: build each input once
+                indirect[key] = ColumnInput.make(table, field, INDIRECT, subtype, "", masking)
 
 
 def grouping_expressions(node: exp.Expression) -> list[exp.Expression]:

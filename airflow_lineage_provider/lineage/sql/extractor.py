@@ -293,7 +293,8 @@ class SqlExtractor:
             cols = result.columns
             if columns_given:
                 cols = [(columns_given[i] if i < len(columns_given) else c, o) for i, (c, o) in enumerate(cols)]
-            view = ViewLineage(dict(cols), frozenset(result.indirect), dict(result.inputs), tuple(result.warnings))
+            view = ViewLineage(dict(cols), frozenset(result.indirect.values()), dict(result.inputs),
+                               tuple(result.warnings))
             self.catalog.put(TableInfo(name, [(c, "") for c, _ in cols], view=view))
             if temporary:
                 return []  # a temporary view is not a dataset: lineage flows through it
@@ -774,7 +775,7 @@ class SqlExtractor:
         return StatementLineage.of(
             index=index, sql=sql, method="sql", confidence=result.confidence if warnings else 1.0, target=target,
             inputs=result.inputs.values(), columns=[(output_name(c), o) for c, o in columns],
-            indirect=result.indirect, warnings=warnings,
+            indirect=result.indirect.values(), warnings=warnings,
         )
 
     # -- queries -----------------------------------------------------------------------------------

@@ -65,7 +65,6 @@ class Resolver(Conditions, Pivots):
         self._src_memo: dict[tuple[int, str], frozenset[Origin]] = {}
         self._column_memo: dict[tuple[int, str, str], frozenset[Origin]] = {}
         self._tables: dict[tuple[str, str, str], tuple[str, TableInfo | None, Dataset, bool, str]] = {}
-        self.indirect_seen: set[tuple[str, str, str, bool]] = set()  # indirect inputs made (``conditions.py``)
         self.noted: set[int] = set()  # projections whose conditions and window keys are noted
         self.conditions_noted: set[tuple[int, str, str, str]] = set()  # (scope, table, column, subtype) noted
         self._views_noted: set[str] = set()
@@ -609,7 +608,8 @@ class Resolver(Conditions, Pivots):
             view: ViewLineage = info.view
             if src.name not in self._views_noted:
                 self._views_noted.add(src.name or "")
-                self.result.indirect |= view.indirect
+                for i in view.indirect:
+                    self.result.indirect.setdefault((i.table, i.field, i.subtype, i.masking), i)
                 self.result.inputs.update(view.inputs)
                 for w in view.warnings:
                     self.warn(f"view {src.name}: {w}")

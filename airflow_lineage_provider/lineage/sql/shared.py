@@ -36,10 +36,13 @@ class Source:
 @dataclass
 class Result:
     """A query's lineage as the resolver hands it to the extractor: each output column with its origins,
-    the indirect inputs, the datasets read, what could not be known and how sure it is."""
+    the indirect inputs, the datasets read, what could not be known and how sure it is.
+
+    ``indirect``: each input under (table, field, subtype, masking), what tells indirect inputs apart: the
+    conditions name the same columns again and again, and a key looked up costs less than an input made."""
 
     columns: list[tuple[str, frozenset[Origin]]]
-    indirect: set[ColumnInput] = field(default_factory=set)
+    indirect: dict[tuple[str, str, str, bool], ColumnInput] = field(default_factory=dict)
     inputs: dict[str, Dataset] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     confidence: float = 1.0
