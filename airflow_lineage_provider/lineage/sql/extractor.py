@@ -971,6 +971,7 @@ def _after_words(words: tuple[str, ...], rest: str) -> tuple[re.Pattern[str], ..
 
 
 def _found(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
+    """Whether any of ``patterns`` is in ``text``."""
     return any(p.search(text) for p in patterns)
 
 
@@ -997,7 +998,7 @@ _STAR_PROJECTION = (*_after_words(("select",), r"(?:\s+distinct)?\s*(?:[\w`]++\.
 _STAR_ARGUMENT = re.compile(r"\((?:(?<!count\()(?:[^()]*,)?|\s*distinct\s*\(?)\s*(?:\w+\.)?\*\s*(?:[,)]|except\b)")
 # How a ``_STAR_ARGUMENT`` match ends: a star not right after ``count(`` (the pattern's lookbehind rules that out),
 # before a comma, a parenthesis or EXCEPT. Searched first: the engine skips to each star at once, where the full
-# pattern, which starts at ``(``, is tried at every parenthesis (a hundred times the cost on a TPC-DS query).
+# pattern, which starts at ``(``, is tried at every parenthesis (hundreds of times the cost on a TPC-DS query).
 _STAR_ARGUMENT_END = re.compile(r"\*(?<!count\(\*)\s*(?:[,)]|except\b)")
 # ``FROM (`` / ``JOIN (`` opening something other than a query: perhaps a join in parentheses.
 _PARENTHESIZED_FROM = _after_words(("from", "join"), r"\s*\(\s*(?:\(|(?!(?:select|with|values|from|table)\b)\w)")
