@@ -263,8 +263,11 @@ origin = partial(tuple.__new__, Origin)
 
 def direct_inputs(origins: Iterable[Origin]) -> tuple[ColumnInput, ...]:
     """A target column's direct inputs, in the document's order; a copy names its source column."""
-    return tuple(sorted((ColumnInput.make(o.table, o.field, DIRECT, o.subtype, o.expression or o.field, o.masking)
-                         for o in origins), key=INPUT_ORDER))
+    made = [ColumnInput.make(table, field, DIRECT, subtype, expression or field, masking)
+            for table, field, subtype, expression, masking in origins]
+    if len(made) > 1:  # most columns have one origin: nothing to order
+        made.sort(key=INPUT_ORDER)
+    return tuple(made)
 
 
 def unique_names(columns: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:

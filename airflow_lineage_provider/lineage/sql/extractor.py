@@ -109,6 +109,7 @@ class SqlExtractor:
         self._schema: MappingSchema | None = None
         self._schema_version = -1
         self._sql = ""
+        self._lowered = ("", "")  # (a text of the statement, lower-cased): ``_lower``
         self.variables: dict[str, str | None] = {}  # session variables: name -> value (a string literal)
         self._notes: list[str] = []  # what a rewrite before qualify could not read, for the statement's warnings
         self._unresolved: list[str] = []  # variables of the statement's IDENTIFIER(...) with no known value
@@ -128,6 +129,7 @@ class SqlExtractor:
     def statement(self, sql: str, index: int = 0) -> list[StatementLineage]:
         """Lineage of one statement (none for DDL), updating the catalog with its DDL."""
         self._sql = sql
+        self._lowered = ("", "")
         collecting = gc.isenabled()
         gc.disable()  # syntax trees are many small objects with no cycles to find: skip the collector's passes
         try:
@@ -153,8 +155,10 @@ class SqlExtractor:
         if _SCRIPTING_BLOCK.match(sql):
             return [_none(index, sql, "a SQL scripting block (BEGIN ... END) is not read by the static extractor: its "
                                       "writes depend on its variables and control flow, and are known when it runs")]
-        text, directories = _multi_insert_directories(_map_reduce(self._resolve_identifiers(piped)))
-        pivots = "pivot" in text.lower()
+        text = self._resolve_identifiers(piped)
+        text = _map_reduce(text, self._lower(text))
+        text, directories = _multi_insert_directories(text, self._lower(text))
+        pivots = "pivot" in self._lower(text)
         wrapped = wrap_pivots(text) if pivots else None
         if wrapped is not None:
             text = self._sql = wrapped  # what sqlglot reads: the expressions' positions are in it
@@ -199,11 +203,18 @@ class SqlExtractor:
             return self._row_level(tree, sql, index)
         return []
 
+    def _lower(self, text: str) -> str:
+        """``text`` (the statement, or a rewrite of it) lower-cased, for the text tests of every step: made once
+        per text, as most steps leave the text as it is (the same object)."""
+        if text is not self._lowered[0]:
+            self._lowered = (text, text.lower())
+        return self._lowered[1]
+
     def _read_pipes(self, sql: str) -> str:
         """The statement with its pipe syntax (``TABLE t |> WHERE .. |> SELECT ..``) written as plain SQL
         (``sql/pipes.py``), what the statement's later steps read; ``sql`` itself when it has none."""
         self._pipe_notes = []
-        if "|>" not in sql:
+        if "|" not in sql or "|>" not in sql:  # one character is found at once, two are a slower scan
             return sql
         rewritten = rewrite_pipes(sql, self._query_columns)
         if rewritten is None:
@@ -430,7 +441,7 @@ class SqlExtractor:
         for a table named ``identifier`` with a column list). A variable the script gives no literal
         value is noted: the statement then says it cannot tell what the name is."""
         self._unresolved = []
-        if "identifier" not in sql.lower():
+        if "identifier" not in self._lower(sql):
             return sql
 
         def name(m: re.Match[str]) -> str:
@@ -804,12 +815,16 @@ class SqlExtractor:
             given = [c.name for c in alias.columns] if alias is not None and alias.columns else []
             return Result([(given[i] if i < len(given) else f"col{i + 1}", frozenset()) for i in range(width)])
         # Rewrites of rare constructs, each walk paid only when the statement's text can hold one.
-        text = self._sql.lower()
+        text = self._lower(self._sql)
+        # A one-character test is found at once (a memchr), a word is a slower scan of the text: the star steps'
+        # word tests are made only after a star is found, and each word once.
+        star = "*" in text
+        lateral = "lateral" in text
         if self.catalog.functions:
             expand_table_functions(query, self._table_function)
         if "transform" in text or "map" in text or "reduce" in text:  # MAP / REDUCE are read as TRANSFORM
             _expand_transforms(query)
-        if "lateral" in text:
+        if lateral:
             _name_laterals(query)
         generators = any(part in text for part in _GENERATOR_PARTS)
         if generators:
@@ -819,25 +834,25 @@ class SqlExtractor:
             _read_fields_made_in_place(query)
         if "range" in text or generators:
             _name_generator_relations(query, self._column_type)
-        if _PARENTHESIZED_FROM.search(text):
+        if _found(_PARENTHESIZED_FROM, text):
             _flatten_joins(query)
         self._notes = []
         if _alias_list(text):
             self._apply_alias_lists(query)
-        if "*" in text and _STAR_ARGUMENT.search(text):  # the pattern ends in a star: no star, no match
+        if _STAR_ARGUMENT_END.search(text) and _STAR_ARGUMENT.search(text):
             self._expand_star_arguments(query)
-        if "lateral" in text and "*" in text:
+        if lateral and star:
             self._expand_lateral_stars(query)
-        if "except" in text and "*" in text:
+        if star and "except" in text:
             self._struct_excepts(query)
-        qualified, names, using, root = qualify(query, self._sql, self.catalog.database, self.schema())
-        if ".*" in text or ". *" in text:
+        qualified, names, using, root = qualify(query, self._sql, text, self.catalog.database, self.schema())
+        if star and (".*" in text or ". *" in text):
             self._expand_struct_stars(qualified)
-        result = Resolver(self.catalog, self._sql, qualified, using, root).run()
+        result = Resolver(self.catalog, self._sql, text, qualified, using, root).run()
         if self._notes:
             result.warnings.extend(self._notes)
             result.confidence = min(result.confidence, PARTIAL_CONFIDENCE)
-        if "*" in text and any(c.lower() not in names for c, _ in result.columns) and _STAR_PROJECTION.search(text):
+        if star and any(c.lower() not in names for c, _ in result.columns) and _found(_STAR_PROJECTION, text):
             # A star brings columns up with the case the schema gives them (qualify's schema is lower case).
             for table in qualified.find_all(exp.Table):
                 info = self.catalog.get(self._table_name(table))
@@ -855,9 +870,10 @@ _MAP_REDUCE_START = re.compile(r"^(?=.*\b(?:MAP|REDUCE)\s)\s*(?:MAP|REDUCE|FROM|
 _AS_COLUMNS = re.compile(r"^\s*AS\s*(?:\([^()]*\)|\w+(?:\s*,\s*\w+)*)", re.I)
 
 
-def _map_reduce(sql: str) -> str:
-    """``MAP``/``REDUCE`` (Hive) written as the ``SELECT TRANSFORM`` Spark reads them as; sqlglot knows only that."""
-    lower = sql.lower()  # the pattern scans the whole text: a statement with neither word cannot match it
+def _map_reduce(sql: str, lower: str) -> str:
+    """``MAP``/``REDUCE`` (Hive) written as the ``SELECT TRANSFORM`` Spark reads them as; sqlglot knows only that.
+    ``lower``: ``sql`` lower-cased."""
+    # the pattern scans the whole text: a statement with neither word cannot match it
     if ("map" not in lower and "reduce" not in lower) or not _MAP_REDUCE_START.match(sql):
         return sql
     m = _MAP_REDUCE.match(sql)
@@ -880,10 +896,11 @@ def _directory_path(m: re.Match[str]) -> str | None:
     return opt.group(1) if opt else None
 
 
-def _multi_insert_directories(sql: str) -> tuple[str, dict[str, str | None]]:
+def _multi_insert_directories(sql: str, lower: str) -> tuple[str, dict[str, str | None]]:
     """sqlglot cannot read an ``INSERT OVERWRITE DIRECTORY 'p' [USING ..] [OPTIONS (..)]`` inside a
-    multi-insert: each such head is written ``INSERT OVERWRITE TABLE __directory_<n>`` and its path kept."""
-    if "directory" not in sql.lower() or not _MULTI_START.match(sql):
+    multi-insert: each such head is written ``INSERT OVERWRITE TABLE __directory_<n>`` and its path kept.
+    ``lower``: ``sql`` lower-cased."""
+    if "directory" not in lower or not _MULTI_START.match(sql):
         return sql, {}
     directories: dict[str, str | None] = {}
 
@@ -947,29 +964,45 @@ def _unparenthesized(query: exp.Expression | None) -> exp.Expression | None:
     return query
 
 
+def _after_words(words: tuple[str, ...], rest: str) -> tuple[re.Pattern[str], ...]:
+    """One pattern per word: the word (a whole word, by a lookbehind) followed by ``rest``. A pattern
+    that starts with a literal word is searched by skipping to where the word is; one that starts with
+    an alternation (``(?:from|join)``, ``f|j``) tests every letter of the text, three times slower."""
+    return tuple(re.compile(rf"{w}(?<=\b{w}){rest}") for w in words)
+
+
+def _found(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
+    """Whether any of ``patterns`` is in ``text``."""
+    return any(p.search(text) for p in patterns)
+
+
 # ``name(a, b)`` after a relation: perhaps a list of column aliases (not IN (...), OVER (...), ...).
-# Three patterns, each starting with one literal character (``)``, ``,``, or ``f``/``j`` with a lookbehind for the
-# word boundary), so that the engine skips to where that character is; possessive quantifiers (a name is never
-# followed by its own last letters) spare the backtracking at every comma. A tenth of a TPC-DS query's extraction
-# once went to such searches; one alternation of the three cost 2.3x what the three cost apart.
+# Four patterns, each starting with a literal (``)``, ``,``, ``from``, ``join``), so that the engine skips to where
+# it is; possessive quantifiers (a name is never followed by its own last letters) spare the backtracking at every
+# comma. A tenth of a TPC-DS query's extraction once went to such searches; one alternation of them cost 2.3x what
+# they cost apart.
 _ALIAS_LIST_TAIL = r"(?!(?:over|using|on|filter|within)\b)\w++\s*+\(\s*+\w++(?:\s*+,\s*+\w++)*+\s*+\)"
 _ALIAS_LISTS = (re.compile(r"\)\s++(?:as\s++)?" + _ALIAS_LIST_TAIL),
-                re.compile(r"(?:f(?<=\bf)rom|j(?<=\bj)oin)\s*+[\w.`]++\s++(?:as\s++)?" + _ALIAS_LIST_TAIL),
+                *_after_words(("from", "join"), r"\s*+[\w.`]++\s++(?:as\s++)?" + _ALIAS_LIST_TAIL),
                 re.compile(r",\s*+[\w.`]++\s++(?:as\s++)?" + _ALIAS_LIST_TAIL))
 
 
 def _alias_list(text: str) -> bool:
     """Whether the (lower-cased) statement may hold a list of column aliases: ``FROM t AS x(a, b)``."""
-    return any(p.search(text) for p in _ALIAS_LISTS)
+    return _found(_ALIAS_LISTS, text)
 
 
 # ``SELECT *``, ``, t.*``: a star in a select list (not ``count(*)``).
-_STAR_PROJECTION = re.compile(r"(?:s(?<=\bs)elect(?:\s+distinct)?|,)\s*(?:[\w`]+\.)?\*")
+_STAR_PROJECTION = (*_after_words(("select",), r"(?:\s+distinct)?\s*(?:[\w`]++\.)?\*"),
+                    re.compile(r",\s*(?:[\w`]++\.)?\*"))
 # ``f(*)`` / ``f(x, t.*)`` other than count(*): a star as a function's argument; ``count(DISTINCT *)`` is one.
 _STAR_ARGUMENT = re.compile(r"\((?:(?<!count\()(?:[^()]*,)?|\s*distinct\s*\(?)\s*(?:\w+\.)?\*\s*(?:[,)]|except\b)")
+# How a ``_STAR_ARGUMENT`` match ends: a star not right after ``count(`` (the pattern's lookbehind rules that out),
+# before a comma, a parenthesis or EXCEPT. Searched first: the engine skips to each star at once, where the full
+# pattern, which starts at ``(``, is tried at every parenthesis (hundreds of times the cost on a TPC-DS query).
+_STAR_ARGUMENT_END = re.compile(r"\*(?<!count\(\*)\s*(?:[,)]|except\b)")
 # ``FROM (`` / ``JOIN (`` opening something other than a query: perhaps a join in parentheses.
-_PARENTHESIZED_FROM = re.compile(r"(?:f(?<=\bf)rom|j(?<=\bj)oin)\s*\(\s*"
-                                 r"(?:\(|(?!(?:select|with|values|from|table)\b)\w)")
+_PARENTHESIZED_FROM = _after_words(("from", "join"), r"\s*\(\s*(?:\(|(?!(?:select|with|values|from|table)\b)\w)")
 
 
 def _flatten_joins(query: exp.Expression) -> None:

@@ -34,13 +34,12 @@ from airflow_lineage_provider.lineage.sql.using import later_keys, put_back
 FILE_FORMATS = frozenset({"parquet", "orc", "json", "csv", "text", "avro", "delta", "binaryfile"})
 
 
-def qualify(query: exp.Expression, sql: str, db: str, schema: MappingSchema
+def qualify(query: exp.Expression, sql: str, text: str, db: str, schema: MappingSchema
             ) -> tuple[exp.Expression, dict[str, str], dict[int, str], Scope | None]:
     """(qualified query, output names as written, USING joins, its root scope when built here) of a
-    parsed query of ``sql``."""
+    parsed query of ``sql``; ``text``: ``sql`` lower-cased."""
     # The pre-pass looks for path reads (backquoted) and USING / NATURAL joins: most statements
     # have neither, which plain substring tests tell far faster than a regular expression.
-    text = sql.lower()
     names, using = _prepare(query, walk="`" in text or "using" in text or "natural" in text,
                             walk_pivots="pivot" in text)
     # sqlglot's qualify, step by step: the steps it takes for validation, quoting and dot-part

@@ -45,9 +45,10 @@ class Resolver(Conditions, Pivots):
     Each step is memoized per (scope, column): one pass per statement, never one per column.
     """
 
-    def __init__(self, catalog: Catalog, sql: str, query: exp.Expression, using: dict[int, str] | None = None,
-                 root: Scope | None = None) -> None:
-        """``root``: the query's scopes, when qualification built them (``sql/columns.py``)."""
+    def __init__(self, catalog: Catalog, sql: str, text: str, query: exp.Expression,
+                 using: dict[int, str] | None = None, root: Scope | None = None) -> None:
+        """``text``: ``sql`` lower-cased; ``root``: the query's scopes, when qualification built them
+        (``sql/columns.py``)."""
         self.sql = sql
         self.using = using or {}
         self.catalog = catalog
@@ -71,7 +72,7 @@ class Resolver(Conditions, Pivots):
         self._unknown_tables: set[str] = set()
         self._null_keys: dict[int, frozenset[str]] = {}  # per scope (``Conditions.null_keys``)
         self._types: dict[tuple[int, int], str | None] = {}  # per scope and position (``output_type``)
-        self._keyed_names = "[" in sql or "json" in sql.lower()  # projections qualify names after a key (``_unnamed``)
+        self._keyed_names = "[" in sql or "json" in text  # projections qualify names after a key (``_unnamed``)
 
     def run(self) -> Result:
         if self.root is None:
