@@ -785,8 +785,8 @@ class SqlExtractor:
         warnings = tuple(dict.fromkeys(result.warnings))
         return StatementLineage.of(
             index=index, sql=sql, method="sql", confidence=result.confidence if warnings else 1.0, target=target,
-            inputs=result.inputs.values(), columns=[(output_name(c), o) for c, o in columns],
-            indirect=result.indirect.values(), warnings=warnings,
+            inputs=result.inputs, columns=[(output_name(c), o) for c, o in columns],
+            indirect=result.indirect, warnings=warnings,
         )
 
     # -- queries -----------------------------------------------------------------------------------
