@@ -110,6 +110,7 @@ class SqlExtractor:
         self._schema_version = -1
         self._sql = ""
         self._lowered = ("", "")  # (a text of the statement, lower-cased): ``_lower``
+        self._mapped = False  # the statement's MAP / REDUCE written as the TRANSFORM sqlglot reads: ``_map_reduce``
         self.variables: dict[str, str | None] = {}  # session variables: name -> value (a string literal)
         self._notes: list[str] = []  # what a rewrite before qualify could not read, for the statement's warnings
         self._unresolved: list[str] = []  # variables of the statement's IDENTIFIER(...) with no known value
@@ -130,6 +131,7 @@ class SqlExtractor:
         """Lineage of one statement (none for DDL), updating the catalog with its DDL."""
         self._sql = sql
         self._lowered = ("", "")
+        self._mapped = False
         collecting = gc.isenabled()
         gc.disable()  # syntax trees are many small objects with no cycles to find: skip the collector's passes
         try:
@@ -156,7 +158,9 @@ class SqlExtractor:
             return [_none(index, sql, "a SQL scripting block (BEGIN ... END) is not read by the static extractor: its "
                                       "writes depend on its variables and control flow, and are known when it runs")]
         text = self._resolve_identifiers(piped)
-        text = _map_reduce(text, self._lower(text))
+        mapped = _map_reduce(text, self._lower(text))
+        self._mapped = mapped is not text
+        text = mapped
         text, directories = _multi_insert_directories(text, self._lower(text))
         pivots = "pivot" in self._lower(text)
         wrapped = wrap_pivots(text) if pivots else None
@@ -822,7 +826,9 @@ class SqlExtractor:
         lateral = "lateral" in text
         if self.catalog.functions:
             expand_table_functions(query, self._table_function)
-        if "transform" in text or "map" in text or "reduce" in text:  # MAP / REDUCE are read as TRANSFORM
+        # sqlglot reads a TRANSFORM only where the text it parsed says so: the statement's, or the one MAP / REDUCE
+        # were written as (``self._sql`` may still say MAP)
+        if self._mapped or "transform" in text:
             _expand_transforms(query)
         if lateral:
             _name_laterals(query)
@@ -866,7 +872,10 @@ class SqlExtractor:
 _MAP_REDUCE = re.compile(r"^(?P<head>\s*(?:INSERT\s+(?:INTO|OVERWRITE)\s+(?:TABLE\s+)?[\w.`]+\s+|CREATE\s+.*?\bAS\s+))?"
                          r"\s*(?:FROM\s+(?P<source>.+?)\s+)?(?:MAP|REDUCE)\s+(?P<inputs>.+?)\s+USING\s+"
                          r"(?P<script>'(?:[^'\\]|\\.)*')(?P<rest>.*)$", re.I | re.S)
-_MAP_REDUCE_START = re.compile(r"^(?=.*\b(?:MAP|REDUCE)\s)\s*(?:MAP|REDUCE|FROM|INSERT|CREATE)\b", re.I | re.S)
+# How such a statement starts (matched first: an anchored match fails at once on the many that start otherwise, where
+# the word tests read the whole text), and the word it holds.
+_MAP_REDUCE_START = re.compile(r"\s*(?:MAP|REDUCE|FROM|INSERT|CREATE)\b", re.I)
+_MAP_REDUCE_WORD = re.compile(r"\b(?:MAP|REDUCE)\s", re.I)
 _AS_COLUMNS = re.compile(r"^\s*AS\s*(?:\([^()]*\)|\w+(?:\s*,\s*\w+)*)", re.I)
 
 
@@ -874,7 +883,8 @@ def _map_reduce(sql: str, lower: str) -> str:
     """``MAP``/``REDUCE`` (Hive) written as the ``SELECT TRANSFORM`` Spark reads them as; sqlglot knows only that.
     ``lower``: ``sql`` lower-cased."""
     # the pattern scans the whole text: a statement with neither word cannot match it
-    if ("map" not in lower and "reduce" not in lower) or not _MAP_REDUCE_START.match(sql):
+    if not _MAP_REDUCE_START.match(sql) or ("map" not in lower and "reduce" not in lower) \
+            or not _MAP_REDUCE_WORD.search(sql):
         return sql
     m = _MAP_REDUCE.match(sql)
     if m is None:
