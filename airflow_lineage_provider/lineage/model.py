@@ -351,12 +351,18 @@ class StatementLineage:
         masking)`` (all of type INDIRECT with no expression, as the resolvers make them): their keys sort as
         they do, compared in C with no attribute read (reading six attributes of each input was two thirds
         of sorting a TPC-DS query's indirect inputs)."""
-        return cls(index=index, sql=sql, method=method, confidence=confidence, target=target,
-                   inputs=tuple(map(inputs.__getitem__, sorted(inputs))) if type(inputs) is dict
-                   else tuple(sorted(inputs, key=attrgetter("label"))),
-                   columns=tuple((name, direct_inputs(origins)) for name, origins in unique_names(columns)),
-                   indirect=tuple(map(indirect.__getitem__, sorted(indirect))) if type(indirect) is dict
-                   else tuple(sorted(indirect, key=INPUT_ORDER)), warnings=warnings)
+        # Made as ``ColumnInput.make`` makes an input: the frozen dataclass's ``__init__`` sets each of the ten
+        # fields through ``object.__setattr__``, and every statement of both extractors is made here.
+        obj = _object_new(cls)
+        _object_setattr(obj, "__dict__", {
+            "index": index, "sql": sql, "method": method, "confidence": confidence, "target": target,
+            "inputs": tuple(map(inputs.__getitem__, sorted(inputs))) if type(inputs) is dict
+            else tuple(sorted(inputs, key=attrgetter("label"))),
+            "columns": tuple((name, direct_inputs(origins)) for name, origins in unique_names(columns)),
+            "indirect": tuple(map(indirect.__getitem__, sorted(indirect))) if type(indirect) is dict
+            else tuple(sorted(indirect, key=INPUT_ORDER)),
+            "warnings": warnings, "agreement": None})
+        return obj
 
     @property
     def column_map(self) -> dict[str, tuple[ColumnInput, ...]]:
