@@ -135,6 +135,28 @@ def test_a_query_with_two_columns_of_one_name_keeps_both_through_the_document():
     assert back == st and back.column_map["k (2)"][0].table == "t.b"
 
 
+def test_inputs_given_under_their_keys_make_the_statement_their_lists_make():
+    # The resolvers keep the datasets under their labels and the indirect inputs under (table, field, subtype,
+    # masking): handed as they are, they are sorted by those keys, into the order their lists are sorted into.
+    indirect = [ColumnInput(t, f, INDIRECT, s, "", m) for t, f, s, m in [
+        ("t.b", "k", FILTER, False), ("t.a", "z", JOIN, False), ("t.a", "k", JOIN, True), ("t.a", "k", FILTER, False),
+        ("t.a", "k", JOIN, False), ("t.a", "k2", CONDITIONAL, False)]]
+    inputs = [USERS, ORDERS, DAILY]
+    common = dict(index=3, sql="SELECT 1", method="sql", confidence=0.5, target=DAILY,
+                  columns=[("k", [Origin("t.a", "k", IDENTITY, "", False)])], warnings=("w",))
+    listed = StatementLineage.of(inputs=inputs, indirect=indirect, **common)
+    keyed = StatementLineage.of(inputs={d.label: d for d in inputs},
+                                indirect={(i.table, i.field, i.subtype, i.masking): i for i in indirect}, **common)
+    assert keyed == listed and hash(keyed) == hash(listed) and keyed.to_dict() == listed.to_dict()
+    assert [i.field for i in keyed.indirect] == ["k", "k", "k", "k2", "z", "k"]
+    assert [i.subtype for i in keyed.indirect[:3]] == [FILTER, JOIN, JOIN] and keyed.indirect[2].masking
+    assert [d.label for d in keyed.inputs] == ["raw/users", "spark_catalog.shop.daily", "spark_catalog.shop.orders"]
+    # made without the dataclass's __init__: still the frozen dataclass it declares
+    assert StatementLineage(**{k: getattr(keyed, k) for k in keyed.__dict__}) == keyed and keyed.agreement is None
+    with pytest.raises(FrozenInstanceError):
+        keyed.index = 4  # type: ignore[misc]
+
+
 def test_unique_names_skips_a_name_the_query_already_has():
     names = [n for n, _ in unique_names([("k", 1), ("k (2)", 2), ("k", 3), ("K", 4)])]
     assert names == ["k", "k (2)", "k (3)", "K"]
