@@ -90,9 +90,12 @@ def where_columns(walked: _Walked | None, held: bool, text: str) -> dict[int, li
     Any other WHERE is walked (``Conditions._indirect_expr``)."""
     if walked is None or not held or "grouping" in text:
         return {}
-    column = exp.Column
+    columns = _ONLY_COLUMNS
     return {where: nodes[::-1] for where, nodes in walked.wheres.items()  # the walk took children last first
-            if all(type(n) is column for n in nodes)}
+            if set(map(type, nodes)) <= columns}
+
+
+_ONLY_COLUMNS = frozenset({exp.Column})
 
 
 class _Walked(NamedTuple):
