@@ -57,7 +57,7 @@ class Conditions:
             return
         where = e.args.get("where")
         if where is not None:
-            self._indirect_expr(scope, where.this, FILTER)
+            self._indirect_expr(scope, where.this, FILTER, self.where_columns.get(id(where)))
         for j in e.args.get("joins") or []:
             on = j.args.get("on")
             if on is not None:
@@ -180,9 +180,11 @@ class Conditions:
                 return True
         return False
 
-    def _indirect_expr(self, scope: Scope, node: exp.Expression, subtype: str) -> None:
+    def _indirect_expr(self, scope: Scope, node: exp.Expression, subtype: str,
+                       parts: list[exp.Column] | None = None) -> None:
         """Columns a condition reads. A query inside it gives its outputs and is not entered: its own
-        conditions are its own scope's (walking into it would read each nested query twice)."""
+        conditions are its own scope's (walking into it would read each nested query twice).
+        ``parts``: what the walk of ``node`` finds, when known already (a WHERE's columns, ``where_columns``)."""
         select_first = subtype == SORT
         noted = self.conditions_noted
         side = self.using.get(id(scope.expression)) if self.using else None
@@ -192,7 +194,7 @@ class Conditions:
             if key is not c:
                 other_keys |= {id(a) for a in (c.this, *c.expressions) if a is not key}
         scope_id = id(scope)
-        for n in _CONDITION_PARTS(node):
+        for n in _CONDITION_PARTS(node) if parts is None else parts:
             if other_keys and id(n) in other_keys:
                 continue
             if isinstance(n, exp.Column):  # most parts are columns: tested first

@@ -851,10 +851,10 @@ class SqlExtractor:
             self._expand_lateral_stars(query)
         if star and "except" in text:
             self._struct_excepts(query)
-        qualified, names, using, root = qualify(query, self._sql, text, self.catalog.database, self.schema())
+        qualified, names, using, root, wheres = qualify(query, self._sql, text, self.catalog.database, self.schema())
         if star and (".*" in text or ". *" in text):
             self._expand_struct_stars(qualified)
-        result = Resolver(self.catalog, self._sql, text, qualified, using, root).run()
+        result = Resolver(self.catalog, self._sql, text, qualified, using, root, wheres).run()
         if self._notes:
             result.warnings.extend(self._notes)
             result.confidence = min(result.confidence, PARTIAL_CONFIDENCE)

@@ -35,9 +35,9 @@ FILE_FORMATS = frozenset({"parquet", "orc", "json", "csv", "text", "avro", "delt
 
 
 def qualify(query: exp.Expression, sql: str, text: str, db: str, schema: MappingSchema
-            ) -> tuple[exp.Expression, dict[str, str], dict[int, str], Scope | None]:
-    """(qualified query, output names as written, USING joins, its root scope when built here) of a
-    parsed query of ``sql``; ``text``: ``sql`` lower-cased."""
+            ) -> tuple[exp.Expression, dict[str, str], dict[int, str], Scope | None, dict[int, list[exp.Column]]]:
+    """(qualified query, output names as written, USING joins, its root scope when built here, the columns of
+    its WHERE clauses when known: ``where_columns``) of a parsed query of ``sql``; ``text``: ``sql`` lower-cased."""
     # The pre-pass looks for path reads (backquoted) and USING / NATURAL joins: most statements
     # have neither, which plain substring tests tell far faster than a regular expression.
     names, using = _prepare(query, walk="`" in text or "using" in text or "natural" in text,
@@ -67,7 +67,7 @@ def qualify(query: exp.Expression, sql: str, text: str, db: str, schema: Mapping
         # column of it named with that name would be ambiguous there); sqlglot's scopes refuse it.
         if "Alias already used" not in str(e) or not _alias_repeated_tables(query):
             raise
-        query, root = _columns(query, schema, using)
+        query, root, noted = *_columns(query, schema, using), None  # sqlglot's step may have changed the tree
     if root is None:
         walked = None  # sqlglot's column step may copy parts of the tree
     if later:
@@ -76,7 +76,26 @@ def qualify(query: exp.Expression, sql: str, text: str, db: str, schema: Mapping
     # is left unexpanded: those inner stars are expanded now, so their repeats can be told apart.
     if "*" in text and _star_left(query, walked.selects if walked else None) and _tell_repeats_apart(query):
         query, root = qualify_columns(query, schema), None
-    return query, names, using, root
+    return query, names, using, root, where_columns(walked, noted is not None and root is not None, text)
+
+
+def where_columns(walked: _Walked | None, held: bool, text: str) -> dict[int, list[exp.Column]]:
+    """Per WHERE clause (its id), the columns below it, in the order a walk of the clause finds them: what the
+    conditions step reads of a WHERE, found by the walk that lower-cases identifiers instead of a walk of its own.
+
+    Only where that is all a walk of the clause would find, in a tree the walk's nodes are still in: ``held``
+    (no step changed a node ``_collect`` looks at, and the column step was ours, which gives a WHERE's columns
+    their table and changes nothing else in it), and a clause with columns alone below it (no subquery, no
+    struct path), and no ``GROUPING`` in the statement (the conditions step does not read its columns).
+    Any other WHERE is walked (``Conditions._indirect_expr``)."""
+    if walked is None or not held or "grouping" in text:
+        return {}
+    columns = _ONLY_COLUMNS
+    return {where: nodes[::-1] for where, nodes in walked.wheres.items()  # the walk took children last first
+            if set(map(type, nodes)) <= columns}
+
+
+_ONLY_COLUMNS = frozenset({exp.Column})
 
 
 class _Walked(NamedTuple):
@@ -85,6 +104,8 @@ class _Walked(NamedTuple):
     table_parts: list[exp.Expression]  # what ``_TABLE_PARTS`` finds: the table step's nodes
     selects: list[exp.Select]  # every select, the query's own included
     noted: dict[int, list[exp.Expression]] | None  # per scope, what its ``_collect`` looks at (``scopes.py``)
+    # Per WHERE clause (its id), the nodes of ``noted`` below it, in walk order (``Conditions``' fast path).
+    wheres: dict[int, list[exp.Expression]]
 
 
 def _walk(query: exp.Expression, text: str) -> _Walked | None:
@@ -106,6 +127,9 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
     # Per scope (its expression's id), its nodes ``Scope._collect`` looks at; ``owners`` runs alongside
     # ``stack``: the scope of each node on it. ``None``: a shape ``scopes.py`` does not take.
     noted: dict[int, list[exp.Expression]] | None = {}
+    # A WHERE's nodes are noted under the WHERE (then put back in its scope's list at the end): the conditions
+    # step reads a WHERE's columns from there rather than walking it again. (scope owner, place, WHERE).
+    wheres: list[tuple[int, int, exp.Expression]] = []
     owners: list[int] = [id(query)]
     to_owner = owners.append
     # Below a table or a column (``_TABLE_PARTS`` enters neither) only identifiers and selects are wanted.
@@ -122,7 +146,8 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
             if code is None:
                 code = codes[cls] = (issubclass(cls, _TABLE_FOUND) | issubclass(cls, (exp.Table, exp.Column)) << 1
                                      | issubclass(cls, exp.Select) << 2 | issubclass(cls, COLLECTIBLE) << 3
-                                     | issubclass(cls, (exp.CTE, exp.Query)) << 4)
+                                     | issubclass(cls, (exp.CTE, exp.Query)) << 4
+                                     | (cls is exp.Where) * 56)  # 8 | 16 | 32: noted (a mark), then owns its nodes
             if code & 4:
                 selects.append(node)
             if finding:
@@ -136,10 +161,14 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
                     else:
                         found.append(node)
                     if code & 16:
-                        try:
-                            owner = inner_owner(node) or owner
-                        except NotTakenError:
-                            noted = None
+                        if code & 32:  # a WHERE: what is below it noted under it, its mark replaced at the end
+                            wheres.append((owner, len(noted[owner]) - 1, node))
+                            owner = id(node)
+                        else:
+                            try:
+                                owner = inner_owner(node) or owner
+                            except NotTakenError:
+                                noted = None
             elif code & 8:
                 noted = None  # below a table or a column: rare, and sqlglot's
             push = to_below if (code & 2 or not finding) else to_stack
@@ -169,7 +198,15 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
                     push(value)
                     if own:
                         to_owner(owner)
-    return _Walked(parts, selects, noted)
+    lists: dict[int, list[exp.Expression]] = {}
+    if noted is not None:
+        # Each WHERE's mark replaced by its nodes, the last first (a later mark in a list is further on,
+        # and a WHERE inside another's nodes is put in those first): the scopes' lists as if never split.
+        for owner, place, where in reversed(wheres):
+            below = noted.pop(id(where), [])
+            noted[owner][place:place + 1] = below
+            lists[id(where)] = below
+    return _Walked(parts, selects, noted, lists)
 
 
 def _prepare(query: exp.Expression, walk: bool = True, walk_pivots: bool = False
@@ -320,7 +357,7 @@ _TABLE_WORK = (exp.Lateral, exp.Unnest, exp.Values, exp.Pivot, exp.TableFromRows
 _TABLE_FOUND = (exp.Table, exp.With, exp.Subquery, exp.Column, *_TABLE_WORK)
 _TABLE_PARTS = Finder(_TABLE_FOUND, (exp.Table, exp.Column))
 # Per class, what ``_walk`` does with a node: 1 a table part, 2 a table or column (not entered by the
-# table step), 4 a select, 8 a node ``Scope._collect`` looks at, 16 one that may start a scope.
+# table step), 4 a select, 8 a node ``Scope._collect`` looks at, 16 one that may start a scope, 32 a WHERE.
 _WALK_CODES: dict[type, int] = {}
 
 

@@ -46,9 +46,11 @@ class Resolver(Conditions, Pivots):
     """
 
     def __init__(self, catalog: Catalog, sql: str, text: str, query: exp.Expression,
-                 using: dict[int, str] | None = None, root: Scope | None = None) -> None:
+                 using: dict[int, str] | None = None, root: Scope | None = None,
+                 where_columns: dict[int, list[exp.Column]] | None = None) -> None:
         """``text``: ``sql`` lower-cased; ``root``: the query's scopes, when qualification built them
-        (``sql/columns.py``)."""
+        (``sql/columns.py``); ``where_columns``: the columns of WHERE clauses qualification found
+        (``qualify.where_columns``)."""
         self.sql = sql
         self.using = using or {}
         self.catalog = catalog
@@ -68,6 +70,7 @@ class Resolver(Conditions, Pivots):
         self._tables: dict[tuple[str, str, str], tuple[str, TableInfo | None, Dataset, bool, str]] = {}
         self.noted: set[int] = set()  # projections whose conditions and window keys are noted
         self.conditions_noted: set[tuple[int, str, str, str]] = set()  # (scope, table, column, subtype) noted
+        self.where_columns = where_columns or {}
         self._views_noted: set[str] = set()
         self._unknown_tables: set[str] = set()
         self._null_keys: dict[int, frozenset[str]] = {}  # per scope (``Conditions.null_keys``)

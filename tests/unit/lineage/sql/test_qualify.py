@@ -131,3 +131,40 @@ def test_the_identifier_walk_finds_what_the_table_walk_and_find_all_find() -> No
         parts += len(expected_parts)
         selects += len(expected_selects)
     assert parts > 5000 and selects > 1000
+
+
+def test_the_where_columns_are_what_the_conditions_walk_of_the_where_finds(extractor: SqlExtractor) -> None:
+    """``where_columns`` stands in for the conditions step's walk of a WHERE (``_CONDITION_PARTS``): where
+    it gives a WHERE's columns, they are the walk's nodes, the same and in the same order; a WHERE with more
+    than columns below it (a subquery, a struct path) or a statement with ``GROUPING`` is left to the walk."""
+    from airflow_lineage_provider.lineage.sql.conditions import _CONDITION_PARTS
+    from tests.helpers import TPCDS
+
+    tpcds = SqlExtractor(database="tpcds")
+    tpcds.run((TPCDS / "schema.sql").read_text())
+    own = [
+        "SELECT name FROM emp WHERE salary > 10 AND (dept = 'a' OR name LIKE 'b%')",
+        "SELECT count(*) FILTER (WHERE salary > 1) AS n FROM emp WHERE dept = 'x'",  # a WHERE in a FILTER too
+        "WITH x AS (SELECT name, dept FROM emp WHERE salary > 1) SELECT x.name FROM x JOIN dept d ON x.dept = d.dept "
+        "WHERE d.dname = 'a'",
+        "SELECT name FROM (SELECT name, salary FROM emp WHERE id > 1) t WHERE t.salary > 1",
+    ]
+    declined = [
+        "SELECT name FROM emp WHERE dept IN (SELECT dept FROM dept WHERE dname = 'x')",  # the outer WHERE
+        "SELECT dept FROM emp WHERE salary > 1 GROUP BY dept GROUPING SETS ((dept))",
+    ]
+    fast = 0
+    for x, sql in [(tpcds, sql) for _, sql in tpcds_queries()] + [(extractor, sql) for sql in own + declined]:
+        tree = sqlglot.parse_one(sql, dialect="spark")
+        query, _, _, _, wheres = static.qualify(tree, sql, sql.lower(), x.catalog.database, x.schema())
+        for where in query.find_all(exp.Where):
+            if id(where) in wheres:
+                assert [id(n) for n in wheres[id(where)]] == [id(n) for n in _CONDITION_PARTS(where.this)], sql
+                fast += 1
+        if sql in own:
+            assert len(wheres) == len(list(query.find_all(exp.Where))), sql
+        if sql == declined[0]:
+            assert len(wheres) == 1 and id(query.args["where"]) not in wheres, sql  # the inner WHERE alone
+        if sql == declined[1]:
+            assert not wheres
+    assert fast > 200  # most TPC-DS WHEREs hold columns alone
