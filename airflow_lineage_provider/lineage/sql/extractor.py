@@ -882,7 +882,8 @@ _AS_COLUMNS = re.compile(r"^\s*AS\s*(?:\([^()]*\)|\w+(?:\s*,\s*\w+)*)", re.I)
 def _map_reduce(sql: str, lower: str) -> str:
     """``MAP``/``REDUCE`` (Hive) written as the ``SELECT TRANSFORM`` Spark reads them as; sqlglot knows only that.
     ``lower``: ``sql`` lower-cased."""
-    # the pattern scans the whole text: a statement with neither word cannot match it
+    # Cheapest first: how the statement starts, then the two words as substrings (a fast scan), then as words;
+    # only a statement that passes all three is matched against the full pattern, which scans the whole text.
     if not _MAP_REDUCE_START.match(sql) or ("map" not in lower and "reduce" not in lower) \
             or not _MAP_REDUCE_WORD.search(sql):
         return sql

@@ -203,9 +203,9 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
         # Each WHERE's mark replaced by its nodes, the last first (a later mark in a list is further on,
         # and a WHERE inside another's nodes is put in those first): the scopes' lists as if never split.
         for owner, place, where in reversed(wheres):
-            below = noted.pop(id(where), [])
-            noted[owner][place:place + 1] = below
-            lists[id(where)] = below
+            nodes = noted.pop(id(where), [])
+            noted[owner][place:place + 1] = nodes
+            lists[id(where)] = nodes
     return _Walked(parts, selects, noted, lists)
 
 
