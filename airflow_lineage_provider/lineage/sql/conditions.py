@@ -109,9 +109,9 @@ class Conditions:
         grouping set: Spark's Expand makes them NULL in every row, so they read no source column."""
         found = self._null_keys.get(id(scope))
         if found is None:
-            group = scope.expression.args.get("group") if isinstance(scope.expression, exp.Select) else None
+            group = grouping_sets_of(scope.expression)
             found = frozenset()
-            if group is not None and group.args.get("grouping_sets"):
+            if group is not None:
                 in_sets = {plain_sql(e) for sets in group.args["grouping_sets"] for e in grouping_expressions(sets)}
                 found = frozenset(plain_sql(e) for e in group.expressions) - in_sets
             self._null_keys[id(scope)] = found
@@ -227,6 +227,12 @@ class Conditions:
             key = (table, field, subtype, masking)
             if key not in indirect:  # conditions name the same columns again and again: build each input once
                 indirect[key] = ColumnInput.make(table, field, INDIRECT, subtype, "", masking)
+
+
+def grouping_sets_of(query: exp.Expression) -> exp.Group | None:
+    """The GROUP BY of a select that has GROUPING SETS (``GROUP BY a, b GROUPING SETS (..)``), else ``None``."""
+    group = query.args.get("group") if isinstance(query, exp.Select) else None
+    return group if group is not None and group.args.get("grouping_sets") else None
 
 
 def grouping_expressions(node: exp.Expression) -> list[exp.Expression]:

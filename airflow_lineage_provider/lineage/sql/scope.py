@@ -27,7 +27,7 @@ from airflow_lineage_provider.lineage.model import (
     widens,
 )
 from airflow_lineage_provider.lineage.sql.catalog import Catalog, TableInfo, ViewLineage, spelled_path
-from airflow_lineage_provider.lineage.sql.conditions import Conditions
+from airflow_lineage_provider.lineage.sql.conditions import Conditions, grouping_sets_of
 from airflow_lineage_provider.lineage.sql.pivot import Pivots
 from airflow_lineage_provider.lineage.sql.qualify import FILE_FORMATS, using_key
 from airflow_lineage_provider.lineage.sql.render import cast_call, plain_sql, render, spark_name
@@ -36,6 +36,7 @@ from airflow_lineage_provider.lineage.sql.shared import PARTIAL_CONFIDENCE, UNCH
 from airflow_lineage_provider.lineage.sql.widening import arithmetic_type, common_type, literal_type
 
 _UNNAMED = re.compile(r"_col_\d+")  # qualify's name for an output column the query leaves unnamed
+_NO_KEYS: frozenset[str] = frozenset()  # ``null_keys`` of a statement without GROUPING SETS
 _GROUPING_ID = "grouping__id"  # the column Spark's grouping analytics add: which grouping set a row is of
 
 
@@ -74,6 +75,8 @@ class Resolver(Conditions, Pivots):
         self._views_noted: set[str] = set()
         self._unknown_tables: set[str] = set()
         self._null_keys: dict[int, frozenset[str]] = {}  # per scope (``Conditions.null_keys``)
+        # Only a query with GROUPING SETS has keys that are NULL in every row: told once, not asked per expression.
+        self._grouping_sets = any(grouping_sets_of(s.expression) is not None for s in self.scopes)
         self._types: dict[tuple[int, int], str | None] = {}  # per scope and position (``output_type``)
         self._keyed_names = "[" in sql or "json" in text  # projections qualify names after a key (``_unnamed``)
 
@@ -457,7 +460,7 @@ class Resolver(Conditions, Pivots):
         inner = proj.this if isinstance(proj, exp.Alias) else proj
         if self.using and isinstance(inner, exp.Coalesce) and id(scope.expression) in self.using:
             inner = using_key(inner, self.using[id(scope.expression)])
-        nulls = self.null_keys(scope)
+        nulls = self.null_keys(scope) if self._grouping_sets else _NO_KEYS
         if nulls and plain_sql(inner) in nulls:
             return frozenset()  # a grouped expression outside every grouping set: always NULL
         if type(inner) is exp.Column and not isinstance(inner.this, exp.Star):
