@@ -133,7 +133,8 @@ class Conditions:
         self.noted.add(id(proj))
         for ref in refs:
             if ref.conditional:
-                self._add_indirect(self._condition_column(scope, ref.column), CONDITIONAL)
+                column = ref.column
+                self._add_indirect(self._condition_column(scope, column.table, column.name), CONDITIONAL)
         for w in subs:
             if isinstance(w, exp.Window):
                 for spec in _window_specs(w, scope.expression):
@@ -164,14 +165,17 @@ class Conditions:
                 if ref.conditional:
                     self._add_indirect(self.source_column(scope, src.inner, ref.column.name), CONDITIONAL)
 
-    def _condition_column(self, scope: Scope, col: exp.Column, select_first: bool = False) -> frozenset[Origin]:
-        """A column read by a condition; ORDER BY sees the select list first, other clauses its sources."""
-        if not col.table and col.name in self.projections(scope) and (select_first or not self._owned(scope, col.name)):
-            proj = self.projections(scope)[col.name]
-            inner = proj.this if isinstance(proj, exp.Alias) else proj
-            if not (isinstance(inner, exp.Column) and inner.name == col.name and not inner.table):
-                return self.expression_origins(scope, proj)
-        return self.column_origins(scope, col)
+    def _condition_column(self, scope: Scope, table: str, name: str, select_first: bool = False
+                          ) -> frozenset[Origin]:
+        """A column ``table.name`` read by a condition; ORDER BY sees the select list first, other clauses its
+        sources. (Its names, not its node: ``column_origins``' reason.)"""
+        if not table:
+            proj = self.projections(scope).get(name)
+            if proj is not None and (select_first or not self._owned(scope, name)):
+                inner = proj.this if isinstance(proj, exp.Alias) else proj
+                if not (isinstance(inner, exp.Column) and inner.name == name and not inner.table):
+                    return self.expression_origins(scope, proj)
+        return self.column_origins(scope, table, name)
 
     def _owned(self, scope: Scope, name: str) -> bool:
         for src in self.sources(scope).values():
@@ -200,19 +204,21 @@ class Conditions:
             if isinstance(n, exp.Column):  # most parts are columns: tested first
                 # A column a condition of the scope read already, in the same role: its inputs are noted
                 # (what it reads depends on the scope, its name and the role alone, ``_condition_column``).
-                key = (scope_id, n.table, n.name, subtype)
+                table, name = n.table, n.name
+                key = (scope_id, table, name, subtype)
                 if key not in noted and not isinstance(n.this, exp.Star):
                     noted.add(key)
-                    self._add_indirect(self._condition_column(scope, n, select_first), subtype)
+                    self._add_indirect(self._condition_column(scope, table, name, select_first), subtype)
             elif type(n) is exp.Dot:
                 path, base = field_path(n)
                 if path:  # a struct field: the field is the input, named by its path
                     self._add_indirect((o._replace(field=self.field_of(o, path)) if o.subtype == IDENTITY else o
-                                        for o in self._condition_column(scope, base, select_first)), subtype)
+                                        for o in self._condition_column(scope, base.table, base.name, select_first)),
+                                       subtype)
                 else:
                     for c in n.find_all(exp.Column):
                         if not isinstance(c.this, exp.Star):
-                            self._add_indirect(self._condition_column(scope, c, select_first), subtype)
+                            self._add_indirect(self._condition_column(scope, c.table, c.name, select_first), subtype)
             elif isinstance(n, (exp.Subquery, exp.Select, exp.SetOperation)):
                 child = self.scope_of.get(id(n.this if isinstance(n, exp.Subquery) else n))
                 if child is not None:

@@ -36,6 +36,7 @@ from airflow_lineage_provider.lineage.sql.shared import PARTIAL_CONFIDENCE, UNCH
 from airflow_lineage_provider.lineage.sql.widening import arithmetic_type, common_type, literal_type
 
 _UNNAMED = re.compile(r"_col_\d+")  # qualify's name for an output column the query leaves unnamed
+_NONE: frozenset[Origin] = frozenset()  # no origin (one object, not one made per call)
 _NO_KEYS: frozenset[str] = frozenset()  # ``null_keys`` of a statement without GROUPING SETS
 _GROUPING_ID = "grouping__id"  # the column Spark's grouping analytics add: which grouping set a row is of
 
@@ -127,6 +128,9 @@ class Resolver(Conditions, Pivots):
             elif isinstance(e, exp.Select):
                 out = []
                 for p in e.expressions:
+                    if type(p) is exp.Alias:  # no star: the common case (qualify names the projections), told first
+                        out.append(p.alias_or_name)
+                        continue
                     if isinstance(p, exp.Star) and self._leaves_out_all(scope, p):
                         continue  # ``* EXCEPT (a, t.b)`` of every column there is: no column (qualify keeps it)
                     if isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star)):
@@ -362,10 +366,18 @@ class Resolver(Conditions, Pivots):
         found = self._memo.get(key)
         if found is not None:
             return found
-        self._memo[key] = frozenset()
+        self._memo[key] = _NONE
         e = scope.expression
-        result: frozenset[Origin] = frozenset()
-        if isinstance(e, exp.SetOperation):
+        result: frozenset[Origin] = _NONE
+        if isinstance(e, exp.Select):  # most scopes are selects: asked first (a miss of ``isinstance`` costs more)
+            items = e.expressions
+            if position is not None and position < len(items):
+                proj = items[position]
+            else:
+                proj = self.projections(scope).get(name)
+            if proj is not None:
+                result = self.expression_origins(scope, proj)
+        elif isinstance(e, exp.SetOperation):
             names = self.outputs(scope)
             if position is None:
                 position = names.index(name) if name in names else None
@@ -384,13 +396,6 @@ class Resolver(Conditions, Pivots):
                                                       o.expression, o.masking)) for o in found)
                         out |= found
                 result = frozenset(out)
-        elif isinstance(e, exp.Select):
-            if position is not None and position < len(e.expressions):
-                proj = e.expressions[position]
-            else:
-                proj = self.projections(scope).get(name)
-            if proj is not None:
-                result = self.expression_origins(scope, proj)
         self._memo[key] = result
         return result
 
@@ -465,7 +470,7 @@ class Resolver(Conditions, Pivots):
             return frozenset()  # a grouped expression outside every grouping set: always NULL
         if type(inner) is exp.Column and not isinstance(inner.this, exp.Star):
             # The common case, a column copied: what it copies, under the first text written for it.
-            origins = self.column_origins(scope, inner)
+            origins = self.column_origins(scope, inner.table, inner.name)
             for o in origins:
                 if not o.expression:
                     break
@@ -486,7 +491,8 @@ class Resolver(Conditions, Pivots):
             if ref.conditional or (nulls and ref.subtype != AGGREGATION and plain_sql(ref.column) in nulls):
                 continue
             path = ref.path
-            for o in self.column_origins(scope, ref.column):
+            column = ref.column
+            for o in self.column_origins(scope, column.table, column.name):
                 subtype = stronger(ref.subtype, o.subtype)
                 if o.expression and ref.subtype == IDENTITY and not path:
                     expression = o.expression
@@ -510,17 +516,22 @@ class Resolver(Conditions, Pivots):
                         out.add(origin((o.table, o.field, stronger(TRANSFORMATION, o.subtype), text, o.masking)))
         return frozenset(out)
 
-    def column_origins(self, scope: Scope, col: exp.Column) -> frozenset[Origin]:
-        """Origins of a column reference read in ``scope`` (outer references included).
+    def column_origins(self, scope: Scope, table: str, name: str) -> frozenset[Origin]:
+        """Origins of a column reference ``table.name`` read in ``scope`` (outer references included).
 
-        Remembered per scope and name: a column is read by projections and conditions alike."""
-        table = col.table
-        name = col.name
-        key = (id(scope), table, name)
+        Remembered per scope and name: a column is read by projections and conditions alike. Given its
+        names, not the node: a caller that read them already (a condition's key) does not read them again
+        (each ``.table`` / ``.name`` of sqlglot's compiled nodes costs some 250-300 instructions)."""
+        scope_id = id(scope)
+        key = (scope_id, table, name)
         found = self._column_memo.get(key)
         if found is not None:
             return found
-        src = self.sources(scope).get(table) if table else None
+        if table:
+            sources = self._sources.get(scope_id)  # made once per scope (``sources``), most often made already
+            src = (sources if sources is not None else self.sources(scope)).get(table)
+        else:
+            src = None
         if src is None:
             found = self._column_origins(scope, table, name)  # unqualified, or a relation of an outer query
         elif src.plain:
@@ -739,19 +750,22 @@ def _unnamed(p: exp.Expression, sql: str) -> exp.Expression | None:
         return p
     if not isinstance(p, exp.Alias):
         return None
-    if p.alias.startswith("_col_") and _UNNAMED.fullmatch(p.alias):
-        return None if type(p.this) is exp.Column else p.this  # a column: named where it is made
-    if isinstance(p.this, exp.Cast) and isinstance(p.this.this, exp.Literal) and p.alias == p.this.this.name:
-        return p.this
+    this, alias = p.this, p.alias
+    if alias.startswith("_col_") and _UNNAMED.fullmatch(alias):
+        return None if type(this) is exp.Column else this  # a column: named where it is made
+    if type(this) is exp.Column:
+        return None  # a column keeps its name (none of the expressions below): the common case, told first
+    if isinstance(this, exp.Cast) and isinstance(this.this, exp.Literal) and alias == this.this.name:
+        return this
     if "start" in p.args["alias"].meta:  # an alias the statement writes (qualify's has no place in the text)
         return None
-    if isinstance(p.this, exp.Literal) and p.this.is_number and "e" in p.this.this.lower():  # 1e3: 1000.0
-        return p.this
-    if isinstance(p.this, (exp.Bracket, exp.JSONExtract, exp.JSONExtractScalar)) and p.alias == p.this.output_name:
-        return p.this
-    if isinstance(p.this, exp.Cast) and isinstance(p.this.this, exp.Column) and p.alias == p.this.this.name \
-            and cast_call(p.this, sql):
-        return p.this
+    if isinstance(this, exp.Literal) and this.is_number and "e" in this.this.lower():  # 1e3: 1000.0
+        return this
+    if isinstance(this, (exp.Bracket, exp.JSONExtract, exp.JSONExtractScalar)) and alias == this.output_name:
+        return this
+    if isinstance(this, exp.Cast) and isinstance(this.this, exp.Column) and alias == this.this.name \
+            and cast_call(this, sql):
+        return this
     return None
 
 
