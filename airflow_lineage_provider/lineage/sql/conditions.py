@@ -174,7 +174,11 @@ class Conditions:
             if proj is not None and (select_first or not self._owned(scope, name)):
                 inner = proj.this if isinstance(proj, exp.Alias) else proj
                 if not (isinstance(inner, exp.Column) and inner.name == name and not inner.table):
-                    return self.expression_origins(scope, proj)
+                    # A projection an output column led to is resolved already: what ``expression_origins``
+                    # finds depends on the scope and the projection alone (its steps are remembered per node,
+                    # scope and name, its warnings said once), so its origins then are its origins now.
+                    found = self._projection_origins.get(id(proj))
+                    return found if found is not None else self.expression_origins(scope, proj)
         return self.column_origins(scope, table, name)
 
     def _owned(self, scope: Scope, name: str) -> bool:

@@ -62,6 +62,9 @@ class Resolver(Conditions, Pivots):
         self.scope_of: dict[int, Scope] = {id(s.expression): s for s in self.scopes}
         self.result = Result([])
         self._memo: dict[tuple[int, str | int], frozenset[Origin]] = {}
+        # Per projection (its id), the origins ``resolve`` found for it: what a clause naming it by its alias
+        # reads again (``ORDER BY total``), as ``expression_origins`` would find them anew (``_condition_column``).
+        self._projection_origins: dict[int, frozenset[Origin]] = {}
         self._sources: dict[int, dict[str, Source]] = {}
         self._projections: dict[int, dict[str, exp.Expression]] = {}
         self._outputs: dict[int, list[str]] = {}
@@ -376,7 +379,7 @@ class Resolver(Conditions, Pivots):
             else:
                 proj = self.projections(scope).get(name)
             if proj is not None:
-                result = self.expression_origins(scope, proj)
+                result = self._projection_origins[id(proj)] = self.expression_origins(scope, proj)
         elif isinstance(e, exp.SetOperation):
             names = self.outputs(scope)
             if position is None:

@@ -94,3 +94,31 @@ def test_the_unnamed_expression_of_a_projection_is_the_slow_paths(statements) ->
                 assert _unnamed(p, sql) is _unnamed_slow(p, sql), (sql, p.sql())
                 seen += 1
     assert seen > 1000
+
+
+ORDERED = [
+    "SELECT dept, sum(salary) AS total FROM emp GROUP BY dept ORDER BY total DESC",
+    "SELECT upper(name) AS `Up`, salary * 2 AS s2 FROM emp ORDER BY `Up`, s2",
+    "WITH x AS (SELECT dept, count(*) AS n FROM emp GROUP BY dept ORDER BY n) SELECT x.dept, x.n FROM x",
+    "SELECT dept AS d FROM emp UNION SELECT dname FROM dept ORDER BY d",
+    "SELECT t.s FROM (SELECT name, salary + 1 AS s FROM emp ORDER BY s) t ORDER BY t.s",
+    "SELECT CASE WHEN salary > 1 THEN name END AS c, (SELECT max(dname) FROM dept) AS m FROM emp ORDER BY c, m",
+]
+
+
+def test_a_clause_naming_a_resolved_projection_reads_the_origins_found_for_it(statements) -> None:
+    """``_condition_column`` takes the origins ``resolve`` found for a projection (``ORDER BY total``) rather
+    than resolving it again: resolved anew, every such projection has the same origins."""
+    own = statements[0][0]
+    checked = 0
+    for x, sql in [(own, sql) for sql in ORDERED] + statements:
+        resolver = _resolver(x, sql)
+        resolver.run()
+        for select in resolver.query.find_all(exp.Select):
+            scope = resolver.scope_of.get(id(select))
+            for p in select.expressions if scope is not None else []:
+                found = resolver._projection_origins.get(id(p))
+                if found is not None:
+                    assert resolver.expression_origins(scope, p) == found, (sql, p.sql())
+                    checked += 1
+    assert checked > 1000
