@@ -6,7 +6,7 @@ each becomes an INDIRECT input with its subtype. A mixin of the scope resolver (
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope
@@ -77,7 +77,7 @@ class Conditions:
                 if plain_sql(key) not in nulls:
                     self._indirect_expr(scope, key, GROUP_BY)
         elif group is not None:
-            self._indirect_expr(scope, group, GROUP_BY)
+            self._indirect_expr(scope, group, GROUP_BY, key_parts(group))
         having = e.args.get("having")
         if having is not None:
             self._indirect_expr(scope, having.this, FILTER)
@@ -90,7 +90,7 @@ class Conditions:
                 for p in e.expressions:
                     self._add_indirect(self.expression_origins(scope, p), SORT)
             elif node is not None:
-                self._indirect_expr(scope, node, SORT)
+                self._indirect_expr(scope, node, SORT, key_parts(node))
         for p in e.expressions:  # the projections no output column led to (most were noted on the way)
             if id(p) in self.noted:
                 continue
@@ -141,7 +141,7 @@ class Conditions:
                     for part in spec.args.get("partition_by") or []:
                         self._indirect_expr(scope, part, WINDOW)
                     if spec.args.get("order") is not None:
-                        self._indirect_expr(scope, spec.args["order"], WINDOW)
+                        self._indirect_expr(scope, spec.args["order"], WINDOW, key_parts(spec.args["order"]))
 
     def _pivot_indirect(self, src: Source) -> None:
         pivot: exp.Pivot = src.node
@@ -192,7 +192,8 @@ class Conditions:
                        parts: list[exp.Column] | None = None) -> None:
         """Columns a condition reads. A query inside it gives its outputs and is not entered: its own
         conditions are its own scope's (walking into it would read each nested query twice).
-        ``parts``: what the walk of ``node`` finds, when known already (a WHERE's columns, ``where_columns``)."""
+        ``parts``: what the walk of ``node`` finds, when known already (a WHERE's columns, ``where_columns``)
+        or found faster (the keys of a GROUP BY / ORDER BY, ``key_parts``)."""
         select_first = subtype == SORT
         noted = self.conditions_noted
         side = self.using.get(id(scope.expression)) if self.using else None
@@ -237,6 +238,29 @@ class Conditions:
             key = (table, field, subtype, masking)
             if key not in indirect:  # conditions name the same columns again and again: build each input once
                 indirect[key] = ColumnInput.make(table, field, INDIRECT, subtype, "", masking)
+
+
+def key_parts(clause: exp.Expression) -> list[Any]:
+    """What ``_CONDITION_PARTS`` finds in a clause of keys (GROUP BY, ORDER BY), a key at a time: a column, or a
+    column sorted (``ORDER BY c DESC``), the commonest keys, is its own part without a walk (a walk of ORDER BY
+    went through each ``Ordered``'s four arguments).
+
+    The same parts in the same order: the walk enters the clause and each ``Ordered`` (neither found nor
+    pruned) and goes through their arguments in order, where flags are no nodes; a column is found and not
+    entered. An ``Ordered``'s arguments but what it sorts are flags (``desc``, ``nulls_first``) or ``WITH FILL``:
+    one with a fill is left to the walk, as is any key but a column."""
+    parts: list[Any] = []
+    for value in clause.args.values():
+        for key in value if type(value) is list else (value,):
+            kind = type(key)
+            if kind is exp.Ordered and key.args.get("with_fill") is None:
+                key = key.this
+                kind = type(key)
+            if kind is exp.Column:
+                parts.append(key)
+            elif isinstance(key, exp.Expr):
+                parts += _CONDITION_PARTS(key)
+    return parts
 
 
 def grouping_sets_of(query: exp.Expression) -> exp.Group | None:
