@@ -26,7 +26,7 @@ from airflow_lineage_provider.lineage.sql.columns import qualify_columns as own_
 from airflow_lineage_provider.lineage.sql.keywords import by_all
 from airflow_lineage_provider.lineage.sql.paths import read_struct_paths
 from airflow_lineage_provider.lineage.sql.pivot import name_pivot_values
-from airflow_lineage_provider.lineage.sql.render import SPARK_DIALECT, Finder
+from airflow_lineage_provider.lineage.sql.render import SPARK_DIALECT, FindAll, Finder
 from airflow_lineage_provider.lineage.sql.scopes import COLLECTIBLE, NotTakenError, inner_owner
 from airflow_lineage_provider.lineage.sql.using import later_keys, put_back
 
@@ -246,7 +246,7 @@ def _prepare(query: exp.Expression, walk: bool = True, walk_pivots: bool = False
             for identifier in made:
                 if isinstance(identifier, exp.Identifier):
                     names.setdefault(identifier.name.lower(), identifier.name)
-    for node in query.find_all(exp.Table, exp.Join) if walk else ():
+    for node in _TABLES_AND_JOINS(query) if walk else ():
         if isinstance(node, exp.Table):
             if node.db and node.db.lower() in FILE_FORMATS and isinstance(node.this, exp.Identifier):
                 node.this.meta["case_sensitive"] = True  # a path: qualify lower-cases every other name
@@ -254,7 +254,7 @@ def _prepare(query: exp.Expression, walk: bool = True, walk_pivots: bool = False
             side = str(node.args.get("side") or "").upper()
             using[id(node.parent)] = "both" if side == "FULL" else ("right" if side == "RIGHT" else "left")
     if star:  # names a star brings up from subqueries, and from alias lists (``VALUES .. AS t(ID, ST)``)
-        found = list(top.find_all(exp.Alias, exp.TableAlias))  # one walk for both, each read in turn
+        found = _ALIASES(top)  # one walk for both (in ``find_all``'s order: a name's first kept), read in turn
         for alias in found:
             if isinstance(alias, exp.Alias):
                 name = alias.alias
@@ -265,6 +265,10 @@ def _prepare(query: exp.Expression, walk: bool = True, walk_pivots: bool = False
                 for column in relation.columns:
                     names.setdefault(column.name.lower(), column.name)
     return names, using
+
+
+_TABLES_AND_JOINS = FindAll(exp.Table, exp.Join)
+_ALIASES = FindAll(exp.Alias, exp.TableAlias)
 
 
 # Marks a repeated output name of a subquery (``k`` + REPEAT + ``2``); the extractor strips it from the
