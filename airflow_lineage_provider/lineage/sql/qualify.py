@@ -432,10 +432,11 @@ def _qualify_tables(query: exp.Expression, db: str, parts: list[exp.Expression] 
         if id(table) in references:
             continue
         args = table.args
+        # ``to_identifier(name, quoted)``: ``Identifier(this=name, quoted=quoted)`` with no keywords to parse.
         if args.get("db") is None:
-            table.set("db", exp.Identifier(this=db_name[0], quoted=db_name[1]))
+            table.set("db", exp.to_identifier(*db_name))
         if args.get("catalog") is None:
-            table.set("catalog", exp.Identifier(this=catalog_name[0], quoted=catalog_name[1]))
+            table.set("catalog", exp.to_identifier(*catalog_name))
     return True
 
 
