@@ -500,8 +500,8 @@ class _Scope:
                 # The commonest unnamed output, named as below without ``alias_``'s parsing and checks.
                 source = selection.this
                 name = source.this or f"_col_{i}"
-                selection = alias_class(this=selection, alias=identifier_class(
-                    this=name, quoted=bool(source.quoted) or not SAFE_IDENTIFIER_RE.match(name)))
+                selection = alias_class(this=selection, alias=exp.to_identifier(  # no keywords: ``_name_and_quoted``
+                    name, bool(source.quoted) or not SAFE_IDENTIFIER_RE.match(name)))
                 changed = True
             elif isinstance(selection, exp.Subquery):
                 if not selection.output_name:
