@@ -869,6 +869,7 @@ class SqlExtractor:
 
 
 _TABLES = FindAll(exp.Table)
+_SUBQUERIES = FindAll(exp.Subquery)
 
 # ``MAP a, b USING 'cat' AS (..) FROM t``, ``FROM t MAP .. USING ..``: Hive's spellings of SELECT TRANSFORM.
 _MAP_REDUCE = re.compile(r"^(?P<head>\s*(?:INSERT\s+(?:INTO|OVERWRITE)\s+(?:TABLE\s+)?[\w.`]+\s+|CREATE\s+.*?\bAS\s+))?"
@@ -1022,7 +1023,7 @@ def _flatten_joins(query: exp.Expression) -> None:
     """``FROM (a JOIN b ON ..)``, ``JOIN ((b JOIN c ON ..)) ON ..``: a join in parentheses joins the
     same relations on the same conditions as one written out (sqlglot reads it as an unnamed derived
     table that hangs the joins on its first relation, which no column can name)."""
-    for sub in list(query.find_all(exp.Subquery)):
+    for sub in _SUBQUERIES(query):  # every one, found before any is replaced
         holder = sub.parent
         if sub.args.get("alias") is not None or not isinstance(holder, (exp.From, exp.Join)):
             continue
