@@ -81,6 +81,18 @@ _Known = tuple[Sequence[str], frozenset[str], bool]
 _TABLES: WeakKeyDictionary[MappingSchema, dict[tuple[str, str, str], _Known]] = WeakKeyDictionary()
 
 
+_PLAIN = ["this", "quoted"]
+
+
+def _name_and_quoted(args: dict[str, Any]) -> dict[str, Any] | tuple[str, bool]:
+    """An identifier's arguments as (name, quoted) when that is all they are: ``to_identifier(name, quoted)`` makes
+    the same identifier (the same arguments, in that order) from them, with no keywords for the compiled
+    ``Identifier`` to parse: ``Identifier(**args)`` costs half as much again (a column of a source gets one)."""
+    if list(args) == _PLAIN and type(args["this"]) is str and type(args["quoted"]) is bool:
+        return args["this"], args["quoted"]
+    return args
+
+
 def _table_key(table: exp.Table) -> tuple[str, str, str] | None:
     """(catalog, database, name) of a table that has all three, else ``None``."""
     catalog, db = table.catalog, table.db
@@ -116,7 +128,7 @@ class _Scope:
         self._sets: dict[str, frozenset[str]] = {}
         self._owners: dict[str, str | None] = {}
         self._all_sets: list[tuple[str, frozenset[str]]] | None = None
-        self._identifiers: dict[str, tuple[dict[str, Any] | None, exp.Identifier]] = {}
+        self._identifiers: dict[str, tuple[dict[str, Any] | tuple[str, bool] | None, exp.Identifier | None]] = {}
 
     # -- what sqlglot's resolver answers ------------------------------------------------------
 
@@ -249,15 +261,16 @@ class _Scope:
             if isinstance(given, exp.Identifier) and not given.comments:
                 # A copy of it, but for the place in the text its meta keeps (a deep copy costs more than
                 # the rest of the column's qualification).
-                found = self._identifiers[table_name] = (dict(given.args), given)
+                found = self._identifiers[table_name] = (_name_and_quoted(dict(given.args)), given)
             elif given is None or isinstance(given, str):
                 # What ``to_identifier`` makes of a name, its pattern matched once, not once per column.
                 name = table_name if given is None else given
-                found = self._identifiers[table_name] = ({"this": name, "quoted": not SAFE_IDENTIFIER_RE.match(name)},
-                                                         None)
+                found = self._identifiers[table_name] = ((name, not SAFE_IDENTIFIER_RE.match(name)), None)
             else:
                 found = self._identifiers[table_name] = (None, given)
         args, given = found
+        if type(args) is tuple:
+            return exp.to_identifier(*args)
         if args is not None:
             return exp.Identifier(**args)
         return exp.to_identifier(given)
@@ -487,8 +500,8 @@ class _Scope:
                 # The commonest unnamed output, named as below without ``alias_``'s parsing and checks.
                 source = selection.this
                 name = source.this or f"_col_{i}"
-                selection = alias_class(this=selection, alias=identifier_class(
-                    this=name, quoted=bool(source.quoted) or not SAFE_IDENTIFIER_RE.match(name)))
+                selection = alias_class(this=selection, alias=exp.to_identifier(  # no keywords: ``_name_and_quoted``
+                    name, bool(source.quoted) or not SAFE_IDENTIFIER_RE.match(name)))
                 changed = True
             elif isinstance(selection, exp.Subquery):
                 if not selection.output_name:

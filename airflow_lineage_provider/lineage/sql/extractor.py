@@ -57,7 +57,7 @@ from airflow_lineage_provider.lineage.sql.pipes import rewrite as rewrite_pipes
 from airflow_lineage_provider.lineage.sql.pivot_syntax import read as read_pivots
 from airflow_lineage_provider.lineage.sql.pivot_syntax import wrap as wrap_pivots
 from airflow_lineage_provider.lineage.sql.qualify import output_name, qualify
-from airflow_lineage_provider.lineage.sql.render import DIALECT, plain_sql, render
+from airflow_lineage_provider.lineage.sql.render import DIALECT, FindAll, plain_sql, render
 from airflow_lineage_provider.lineage.sql.roles import field_path, function_name
 from airflow_lineage_provider.lineage.sql.rowlevel import MODES as ROW_LEVEL_MODES
 from airflow_lineage_provider.lineage.sql.rowlevel import rewrite as row_level_query
@@ -860,13 +860,16 @@ class SqlExtractor:
             result.confidence = min(result.confidence, PARTIAL_CONFIDENCE)
         if star and any(c.lower() not in names for c, _ in result.columns) and _found(_STAR_PROJECTION, text):
             # A star brings columns up with the case the schema gives them (qualify's schema is lower case).
-            for table in qualified.find_all(exp.Table):
+            for table in _TABLES(qualified):  # in ``find_all``'s order: a name's first case kept
                 info = self.catalog.get(self._table_name(table))
                 for c, _ in info.columns if info is not None else ():
                     names.setdefault(c.lower(), c)
         result.columns = [(names.get(c.lower(), c), o) for c, o in result.columns]
         return result
 
+
+_TABLES = FindAll(exp.Table)
+_SUBQUERIES = FindAll(exp.Subquery)
 
 # ``MAP a, b USING 'cat' AS (..) FROM t``, ``FROM t MAP .. USING ..``: Hive's spellings of SELECT TRANSFORM.
 _MAP_REDUCE = re.compile(r"^(?P<head>\s*(?:INSERT\s+(?:INTO|OVERWRITE)\s+(?:TABLE\s+)?[\w.`]+\s+|CREATE\s+.*?\bAS\s+))?"
@@ -1020,7 +1023,7 @@ def _flatten_joins(query: exp.Expression) -> None:
     """``FROM (a JOIN b ON ..)``, ``JOIN ((b JOIN c ON ..)) ON ..``: a join in parentheses joins the
     same relations on the same conditions as one written out (sqlglot reads it as an unnamed derived
     table that hangs the joins on its first relation, which no column can name)."""
-    for sub in list(query.find_all(exp.Subquery)):
+    for sub in _SUBQUERIES(query):  # every one, found before any is replaced
         holder = sub.parent
         if sub.args.get("alias") is not None or not isinstance(holder, (exp.From, exp.Join)):
             continue

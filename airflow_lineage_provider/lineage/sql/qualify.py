@@ -26,7 +26,7 @@ from airflow_lineage_provider.lineage.sql.columns import qualify_columns as own_
 from airflow_lineage_provider.lineage.sql.keywords import by_all
 from airflow_lineage_provider.lineage.sql.paths import read_struct_paths
 from airflow_lineage_provider.lineage.sql.pivot import name_pivot_values
-from airflow_lineage_provider.lineage.sql.render import SPARK_DIALECT, Finder
+from airflow_lineage_provider.lineage.sql.render import SPARK_DIALECT, FindAll, Finder
 from airflow_lineage_provider.lineage.sql.scopes import COLLECTIBLE, NotTakenError, inner_owner
 from airflow_lineage_provider.lineage.sql.using import later_keys, put_back
 
@@ -38,10 +38,11 @@ def qualify(query: exp.Expression, sql: str, text: str, db: str, schema: Mapping
             ) -> tuple[exp.Expression, dict[str, str], dict[int, str], Scope | None, dict[int, list[exp.Column]]]:
     """(qualified query, output names as written, USING joins, its root scope when built here, the columns of
     its WHERE clauses when known: ``where_columns``) of a parsed query of ``sql``; ``text``: ``sql`` lower-cased."""
-    # The pre-pass looks for path reads (backquoted) and USING / NATURAL joins: most statements
-    # have neither, which plain substring tests tell far faster than a regular expression.
-    names, using = _prepare(query, walk="`" in text or "using" in text or "natural" in text,
-                            walk_pivots="pivot" in text)
+    # The pre-pass looks for USING / NATURAL joins, and marks path reads (backquoted) for sqlglot's walk of
+    # identifiers (``sqlglot.meta``; ours, ``_walk``, tells a path where it meets one): most statements have
+    # neither, which plain substring tests tell far faster than a regular expression.
+    marks = "`" in text and "sqlglot.meta" in text
+    names, using = _prepare(query, walk="using" in text or "natural" in text or marks, walk_pivots="pivot" in text)
     # sqlglot's qualify, step by step: the steps it takes for validation, quoting and dot-part
     # recovery are of no use here, and its table step is mostly done by one walk of our own.
     # One walk lower-cases the identifiers and finds what the table step and the star steps look at.
@@ -118,7 +119,7 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
     if "sqlglot.meta" in text:
         normalize_identifiers(query, dialect=SPARK_DIALECT)
         return None
-    paths = "`" in text  # ``_prepare`` marks the identifiers of paths, read only in backquotes
+    paths = "`" in text  # a path keeps its case (``_is_path``); paths are read only in backquotes
     identifier = exp.Identifier
     expression = exp.Expr
     codes = _WALK_CODES
@@ -181,14 +182,13 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
                 if kind is identifier:
                     name = value.this
                     if not name.islower() and name != name.lower() \
-                            and not (paths and value.meta_get("case_sensitive")):
+                            and not (paths and code & 2 and node.args.get("this") is value and _is_path(node)):
                         value.set("this", name.lower())
                 elif kind is list:
                     for item in value:
-                        if type(item) is identifier:
+                        if type(item) is identifier:  # (a path is a table's ``this``, in no list)
                             name = item.this
-                            if not name.islower() and name != name.lower() \
-                                    and not (paths and item.meta_get("case_sensitive")):
+                            if not name.islower() and name != name.lower():
                                 item.set("this", name.lower())
                         elif isinstance(item, expression):
                             push(item)
@@ -217,8 +217,9 @@ def _prepare(query: exp.Expression, walk: bool = True, walk_pivots: bool = False
     - Selects joining with USING / NATURAL, and the side whose key Spark outputs (qualify makes
       it a COALESCE).
     And it keeps the case of file paths (``parquet.`/Data/In```), the only names Spark does not
-    compare case-insensitively, which qualify would lower-case with the rest. ``walk=False`` when the
-    statement's text has no path read and no USING / NATURAL join: then there is nothing to find.
+    compare case-insensitively, which qualify would lower-case with the rest (a mark only sqlglot's walk of
+    identifiers needs: ours tells a path itself). ``walk=False`` when the statement's text has no USING /
+    NATURAL join and no path for sqlglot's walk: then there is nothing to find.
     """
     top = query
     while isinstance(top, (exp.SetOperation, exp.Subquery)):
@@ -246,15 +247,15 @@ def _prepare(query: exp.Expression, walk: bool = True, walk_pivots: bool = False
             for identifier in made:
                 if isinstance(identifier, exp.Identifier):
                     names.setdefault(identifier.name.lower(), identifier.name)
-    for node in query.find_all(exp.Table, exp.Join) if walk else ():
+    for node in _TABLES_AND_JOINS(query) if walk else ():
         if isinstance(node, exp.Table):
-            if node.db and node.db.lower() in FILE_FORMATS and isinstance(node.this, exp.Identifier):
+            if _is_path(node):
                 node.this.meta["case_sensitive"] = True  # a path: qualify lower-cases every other name
         elif node.args.get("using") or str(node.args.get("method") or "").upper() == "NATURAL":
             side = str(node.args.get("side") or "").upper()
             using[id(node.parent)] = "both" if side == "FULL" else ("right" if side == "RIGHT" else "left")
     if star:  # names a star brings up from subqueries, and from alias lists (``VALUES .. AS t(ID, ST)``)
-        found = list(top.find_all(exp.Alias, exp.TableAlias))  # one walk for both, each read in turn
+        found = _ALIASES(top)  # one walk for both (in ``find_all``'s order: a name's first kept), read in turn
         for alias in found:
             if isinstance(alias, exp.Alias):
                 name = alias.alias
@@ -265,6 +266,18 @@ def _prepare(query: exp.Expression, walk: bool = True, walk_pivots: bool = False
                 for column in relation.columns:
                     names.setdefault(column.name.lower(), column.name)
     return names, using
+
+
+def _is_path(node: exp.Expression) -> bool:
+    """Whether ``node`` is a table read by path (``parquet.`/Data/In```): its name, a path, keeps its case."""
+    if not isinstance(node, exp.Table) or not isinstance(node.this, exp.Identifier):
+        return False
+    db = node.db
+    return bool(db) and db.lower() in FILE_FORMATS
+
+
+_TABLES_AND_JOINS = FindAll(exp.Table, exp.Join)
+_ALIASES = FindAll(exp.Alias, exp.TableAlias)
 
 
 # Marks a repeated output name of a subquery (``k`` + REPEAT + ``2``); the extractor strips it from the
@@ -419,10 +432,11 @@ def _qualify_tables(query: exp.Expression, db: str, parts: list[exp.Expression] 
         if id(table) in references:
             continue
         args = table.args
+        # ``to_identifier(name, quoted)``: ``Identifier(this=name, quoted=quoted)`` with no keywords to parse.
         if args.get("db") is None:
-            table.set("db", exp.Identifier(this=db_name[0], quoted=db_name[1]))
+            table.set("db", exp.to_identifier(*db_name))
         if args.get("catalog") is None:
-            table.set("catalog", exp.Identifier(this=catalog_name[0], quoted=catalog_name[1]))
+            table.set("catalog", exp.to_identifier(*catalog_name))
     return True
 
 

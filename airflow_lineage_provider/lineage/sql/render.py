@@ -166,6 +166,42 @@ class Finder:
 
 # Nodes with no node below them: a walk need not look into their arguments.
 _LEAVES = frozenset({exp.Identifier, exp.Literal, exp.Var, exp.Null, exp.Boolean})
+# What ``FindAll`` does not put in its queue (but the classes it looks for): leaves, and the commonest
+# arguments that are no node (told apart at once, before the ``isinstance`` that tells the others).
+_SKIPPED = _LEAVES | {str, bool, type(None)}
+
+
+class FindAll:
+    """``find_all``: the nodes of some classes in sqlglot's breadth-first order (``find_all``'s, where
+    the first found of a name may be the one kept), at two thirds of its cost.
+
+    Its compiled generator nests three (``find_all``, ``walk``, ``bfs``) and one more per node
+    (``iter_expressions``). Here one loop runs over a list that grows as it is read, and leaves
+    not looked for, a third of a tree's nodes (``_LEAVES``: nothing below them), are never put in it.
+    """
+
+    def __init__(self, *found: type[exp.Expression]) -> None:
+        self.found = found
+        self.skipped = frozenset(kind for kind in _SKIPPED if not issubclass(kind, found))
+
+    def __call__(self, root: exp.Expression) -> list[Any]:
+        out: list[Any] = []
+        found, skipped = self.found, self.skipped  # looked up once: read for every argument of every node
+        expression = exp.Expr
+        queue = [root]
+        push = queue.append
+        for node in queue:  # a list's iterator reads what is appended while it runs: a queue
+            if isinstance(node, found):
+                out.append(node)
+            for value in node.args.values():
+                kind = type(value)
+                if kind is list:
+                    for item in value:
+                        if type(item) not in skipped and isinstance(item, expression):
+                            push(item)
+                elif kind not in skipped and isinstance(value, expression):
+                    push(value)
+        return out
 
 
 def render(node: exp.Expression) -> str:

@@ -155,3 +155,29 @@ def test_identifiers_are_normalized_as_sqlglot_normalizes_them() -> None:
         theirs = normalize_identifiers(parsed.copy(), dialect="spark")
         step._walk(parsed, sql.lower())  # lower-cases in place, as sqlglot's step does
         assert tree(parsed) == tree(theirs), sql
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT t.a FROM emp AS t",
+    "SELECT `T 1`.a FROM emp AS `T 1` JOIN dept AS `select` ON `T 1`.dept = `select`.dept",
+    "SELECT x.n FROM (SELECT name AS n FROM emp) AS x UNION ALL SELECT y.dname FROM dept AS y",
+    "SELECT name FROM emp AS e WHERE e.salary > (SELECT avg(salary) FROM emp AS i WHERE i.dept = e.dept)",
+    "WITH c AS (SELECT dept FROM emp) SELECT `c`.dept FROM c AS `c`",
+])
+def test_a_sources_identifier_made_without_keywords_is_the_one_made_with_them(sql: str) -> None:
+    """``_identifier`` makes a column's table identifier with ``to_identifier(name, quoted)`` where the source's
+    identifier has only those arguments (``_name_and_quoted``): the same arguments, in the same order, as
+    ``Identifier(**args)`` makes; any other arguments are left to it."""
+    from sqlglot import parse_one
+
+    from airflow_lineage_provider.lineage.sql.columns import _name_and_quoted
+
+    identifiers = list(parse_one(sql, dialect="spark").find_all(exp.Identifier))
+    for given in identifiers + [exp.Identifier(this="x", quoted=None), exp.Identifier(this="y", quoted=True, x=1)]:
+        args = dict(given.args)
+        plain = _name_and_quoted(args)
+        made = exp.to_identifier(*plain) if type(plain) is tuple else exp.Identifier(**plain)
+        expected = exp.Identifier(**args)
+        assert list(made.args.items()) == list(expected.args.items()), sql
+        assert made.sql(dialect="spark") == expected.sql(dialect="spark")
+    assert sum(type(_name_and_quoted(dict(i.args))) is tuple for i in identifiers) == len(identifiers)

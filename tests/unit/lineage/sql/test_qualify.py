@@ -168,3 +168,27 @@ def test_the_where_columns_are_what_the_conditions_walk_of_the_where_finds(extra
         if sql == declined[1]:
             assert not wheres
     assert fast > 200  # most TPC-DS WHEREs hold columns alone
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT `Value` AS `My Value` FROM parquet.`/Data/In`",
+    "SELECT a.Id FROM parquet.`/Data/A` a JOIN Emp e ON a.Id = e.ID WHERE e.Name IN (SELECT `Name` FROM json.`s3://B/Names`)",
+    "SELECT x FROM (SELECT X FROM csv.`/In/Part=1` UNION ALL SELECT Y FROM `Delta`.`/Tbl/V2`) t",
+    "WITH c AS (SELECT * FROM orc.`/Data/C` AS `C`) SELECT `C`.* FROM c JOIN text.`/Logs/X` l ON c.k = l.value",
+    "SELECT * FROM Parquet.`/Upper/Format` p, other.`Emp` e, `Other`.`/Not/A/Path` n",
+    "SELECT `Order Count` FROM t WHERE k IN (SELECT K FROM avro.`/A/B` UNION SELECT K FROM binaryfile.`/C/D`)",
+])
+def test_the_identifier_walk_keeps_a_paths_case_as_prepares_marks_do(sql: str) -> None:
+    """``_walk`` tells a path (``_is_path``) where it lower-cases names, without the marks ``_prepare``'s walk of
+    every table leaves: the names sqlglot's walk of identifiers leaves, paths marked first (the case of each kept)."""
+    def names(ours: bool) -> list[tuple[str, str]]:
+        tree = sqlglot.parse_one(sql, dialect="spark")
+        static._prepare(tree, walk=not ours)
+        if ours:
+            static._walk(tree, sql.lower())
+        else:
+            normalize_identifiers(tree, dialect="spark")
+        return [(identifier.arg_key, identifier.this) for identifier in tree.find_all(exp.Identifier)]
+
+    assert names(True) == names(False)
+    assert any(any(c.isupper() for c in name) for _, name in names(True))  # a path's case kept
