@@ -122,6 +122,7 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
     paths = "`" in text  # a path keeps its case (``_is_path``); paths are read only in backquotes
     identifier = exp.Identifier
     expression = exp.Expr
+    leaves = _LEAVES
     codes = _WALK_CODES
     parts: list[exp.Expression] = []
     selects: list[exp.Select] = []
@@ -140,6 +141,7 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
     for todo, finding in ((stack, True), (below, False)):
         pop = todo.pop
         owner = 0
+        push, own = to_below, False  # below a table or a column: where every node goes, owned by no scope
         while todo:
             node = pop()
             cls = type(node)
@@ -170,15 +172,17 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
                                 owner = inner_owner(node) or owner
                             except NotTakenError:
                                 noted = None
+                own = not code & 2
+                push = to_stack if own else to_below
             elif code & 8:
                 noted = None  # below a table or a column: rare, and sqlglot's
-            push = to_below if (code & 2 or not finding) else to_stack
-            own = finding and not code & 2
             # Identifiers, the most common nodes and leaves, are lower-cased here rather than pushed and popped;
             # ``set`` (which clears hashes up the tree) only when the name changes: most are in lower case already,
             # which ``islower`` tells without making a string (a name it says no to may have no letter at all).
             for value in node.args.values():
                 kind = type(value)
+                if kind in leaves:  # most values: strings, flags, unset arguments and literals (tested first, in C)
+                    continue
                 if kind is identifier:
                     name = value.this
                     if not name.islower() and name != name.lower() \
@@ -186,11 +190,12 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
                         value.set("this", name.lower())
                 elif kind is list:
                     for item in value:
-                        if type(item) is identifier:  # (a path is a table's ``this``, in no list)
+                        kind = type(item)
+                        if kind is identifier:  # (a path is a table's ``this``, in no list)
                             name = item.this
                             if not name.islower() and name != name.lower():
                                 item.set("this", name.lower())
-                        elif isinstance(item, expression):
+                        elif kind not in leaves and isinstance(item, expression):
                             push(item)
                             if own:
                                 to_owner(owner)
@@ -372,6 +377,9 @@ _TABLE_PARTS = Finder(_TABLE_FOUND, (exp.Table, exp.Column))
 # Per class, what ``_walk`` does with a node: 1 a table part, 2 a table or column (not entered by the
 # table step), 4 a select, 8 a node ``Scope._collect`` looks at, 16 one that may start a scope, 32 a WHERE.
 _WALK_CODES: dict[type, int] = {}
+# The classes of an argument's value the walk has nothing to do with (no node it notes, no identifier below): most
+# values of a tree (a literal's text, its flags, the arguments left unset) and literals, a tenth of its nodes.
+_LEAVES = frozenset({str, bool, type(None), exp.Literal})
 
 
 def _qualify_tables(query: exp.Expression, db: str, parts: list[exp.Expression] | None = None) -> bool:

@@ -133,6 +133,28 @@ def test_the_identifier_walk_finds_what_the_table_walk_and_find_all_find() -> No
     assert parts > 5000 and selects > 1000
 
 
+# Literals and names in every place the walk passes over them: it skips literals and leaf values without a look.
+LOWER_CASE = [
+    "SELECT Name, 'MiXed' AS Lit FROM Emp WHERE Dept IN ('A', 'b', 1, 2.5) AND Salary BETWEEN 1 AND 2",
+    "SELECT CASE WHEN E.Salary > 10 THEN 'HIGH' ELSE `Low` END AS Band FROM Emp AS E",
+    "SELECT D.DName, count(*) FROM Dept D JOIN (SELECT Dept, 1 AS One FROM Emp WHERE Id = 3) X ON X.Dept = D.Dept "
+    "GROUP BY D.DName HAVING sum(X.One) > 2 ORDER BY 2 DESC LIMIT 10",
+    "WITH Cte AS (SELECT Id, array(1, 2, Id) AS Arr FROM Emp) SELECT Cte.Arr[0], named_struct('K', Cte.Id) FROM Cte",
+    "SELECT Id FROM Emp UNION ALL SELECT coalesce(Id, -1) FROM Other.Emp WHERE Nick LIKE 'X%'",
+    "SELECT cast(Salary AS DECIMAL(7, 2)), date_add(DATE '2000-01-01', 30), INTERVAL 3 DAYS FROM Emp",
+]
+
+
+def test_the_walk_lower_cases_names_as_sqlglots_normalize_identifiers_does() -> None:
+    """``_walk`` stands in for ``normalize_identifiers``: the same tree after either, on TPC-DS and the statements
+    above (the walk passes over literals and leaf values without entering them)."""
+    for sql in [sql for _, sql in tpcds_queries()] + LOWER_CASE:
+        ours, theirs = sqlglot.parse_one(sql, dialect="spark"), sqlglot.parse_one(sql, dialect="spark")
+        static._walk(ours, sql.lower())
+        normalize_identifiers(theirs, dialect="spark")
+        assert ours.sql("spark") == theirs.sql("spark"), sql
+
+
 def test_the_where_columns_are_what_the_conditions_walk_of_the_where_finds(extractor: SqlExtractor) -> None:
     """``where_columns`` stands in for the conditions step's walk of a WHERE (``_CONDITION_PARTS``): where
     it gives a WHERE's columns, they are the walk's nodes, the same and in the same order; a WHERE with more
