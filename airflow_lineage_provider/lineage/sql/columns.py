@@ -81,14 +81,14 @@ _Known = tuple[Sequence[str], frozenset[str], bool]
 _TABLES: WeakKeyDictionary[MappingSchema, dict[tuple[str, str, str], _Known]] = WeakKeyDictionary()
 
 
-_PLAIN = ["this", "quoted"]
+_NAME_AND_QUOTED = ["this", "quoted"]  # the arguments ``to_identifier(name, quoted)`` gives, in its order
 
 
 def _name_and_quoted(args: dict[str, Any]) -> dict[str, Any] | tuple[str, bool]:
     """An identifier's arguments as (name, quoted) when that is all they are: ``to_identifier(name, quoted)`` makes
     the same identifier (the same arguments, in that order) from them, with no keywords for the compiled
     ``Identifier`` to parse: ``Identifier(**args)`` costs half as much again (a column of a source gets one)."""
-    if list(args) == _PLAIN and type(args["this"]) is str and type(args["quoted"]) is bool:
+    if list(args) == _NAME_AND_QUOTED and type(args["this"]) is str and type(args["quoted"]) is bool:
         return args["this"], args["quoted"]
     return args
 
