@@ -126,35 +126,36 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
     codes = _WALK_CODES
     parts: list[exp.Expression] = []
     selects: list[exp.Select] = []
-    # Per scope (its expression's id), its nodes ``Scope._collect`` looks at; ``owners`` runs alongside
-    # ``stack``: the scope of each node on it. ``None``: a shape ``scopes.py`` does not take.
+    # Per scope (its expression's id), its nodes ``Scope._collect`` looks at. ``None``: a shape ``scopes.py`` does
+    # not take.
     noted: dict[int, list[exp.Expression]] | None = {}
     # A WHERE's nodes are noted under the WHERE (then put back in its scope's list at the end): the conditions
     # step reads a WHERE's columns from there rather than walking it again. (scope owner, place, WHERE).
     wheres: list[tuple[int, int, exp.Expression]] = []
-    owners: list[int] = [id(query)]
-    to_owner = owners.append
     # Below a table or a column (``_TABLE_PARTS`` enters neither) only identifiers and selects are wanted.
     stack: list[exp.Expression] = [query]
     below: list[exp.Expression] = []
     to_stack, to_below = stack.append, below.append  # bound once, not per node
+    # The scope of the node popped (its expression's id). Where a node starts a scope (or a WHERE), the scope
+    # it is in goes onto the stack before the node's children: popped after all of them (the walk is depth
+    # first), that mark gives the scope back. (One int a scope, where a stack of owners beside the nodes took
+    # a push and a pop a node.)
+    owner = id(query)
     for todo, finding in ((stack, True), (below, False)):
         pop = todo.pop
-        owner = 0
-        push, own = to_below, False  # below a table or a column: where every node goes, owned by no scope
+        push = to_below  # below a table or a column: where every node goes
         while todo:
             node = pop()
-            cls = type(node)
-            code = codes.get(cls)
-            if code is None:
-                code = codes[cls] = (issubclass(cls, _TABLE_FOUND) | issubclass(cls, (exp.Table, exp.Column)) << 1
-                                     | issubclass(cls, exp.Select) << 2 | issubclass(cls, COLLECTIBLE) << 3
-                                     | issubclass(cls, (exp.CTE, exp.Query)) << 4
-                                     | (cls is exp.Where) * 56)  # 8 | 16 | 32: noted (a mark), then owns its nodes
+            try:
+                code = codes[type(node)]  # a subscript the interpreter specializes, where ``get`` is a call
+            except KeyError:
+                code = codes[type(node)] = _walk_code(type(node))
+            if code & 64:  # a mark: the nodes of a scope are done, what follows is in this one
+                owner = node
+                continue
             if code & 4:
                 selects.append(node)
             if finding:
-                owner = owners.pop()
                 if code & 1:
                     parts.append(node)
                 if code & 8 and noted is not None and id(node) != owner:  # a scope's own expression is not noted
@@ -166,14 +167,17 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
                     if code & 16:
                         if code & 32:  # a WHERE: what is below it noted under it, its mark replaced at the end
                             wheres.append((owner, len(noted[owner]) - 1, node))
+                            to_stack(owner)
                             owner = id(node)
                         else:
                             try:
-                                owner = inner_owner(node) or owner
+                                inner = inner_owner(node)
                             except NotTakenError:
-                                noted = None
-                own = not code & 2
-                push = to_stack if own else to_below
+                                noted, inner = None, None
+                            if inner and inner != owner:
+                                to_stack(owner)
+                                owner = inner
+                push = to_below if code & 2 else to_stack
             elif code & 8:
                 noted = None  # below a table or a column: rare, and sqlglot's
             # Identifiers, the most common nodes and leaves, are lower-cased here rather than pushed and popped;
@@ -197,12 +201,8 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
                                 item.set("this", name.lower())
                         elif kind not in leaves and isinstance(item, expression):
                             push(item)
-                            if own:
-                                to_owner(owner)
                 elif isinstance(value, expression):
                     push(value)
-                    if own:
-                        to_owner(owner)
     lists: dict[int, list[exp.Expression]] = {}
     if noted is not None:
         # Each WHERE's mark replaced by its nodes, the last first (a later mark in a list is further on,
@@ -377,6 +377,16 @@ _TABLE_PARTS = Finder(_TABLE_FOUND, (exp.Table, exp.Column))
 # Per class, what ``_walk`` does with a node: 1 a table part, 2 a table or column (not entered by the
 # table step), 4 a select, 8 a node ``Scope._collect`` looks at, 16 one that may start a scope, 32 a WHERE.
 _WALK_CODES: dict[type, int] = {}
+
+
+def _walk_code(cls: type) -> int:
+    """What ``_walk`` does with a node of class ``cls`` (``_WALK_CODES``); 64: an int, the walk's mark of a scope."""
+    if cls is int:
+        return 64
+    return (issubclass(cls, _TABLE_FOUND) | issubclass(cls, (exp.Table, exp.Column)) << 1
+            | issubclass(cls, exp.Select) << 2 | issubclass(cls, COLLECTIBLE) << 3
+            | issubclass(cls, (exp.CTE, exp.Query)) << 4
+            | (cls is exp.Where) * 56)  # 8 | 16 | 32: noted (a mark), then owns its nodes
 # The classes of an argument's value the walk has nothing to do with (no node it notes, no identifier below): most
 # values of a tree (a literal's text, its flags, the arguments left unset) and literals, a tenth of its nodes.
 _LEAVES = frozenset({str, bool, type(None), exp.Literal})

@@ -43,6 +43,18 @@ TAKEN = [
     "SELECT explode(arr) AS e FROM t",
     "SELECT a FROM t JOIN t ON t.k = t.k",
     "SELECT * FROM range(10)",  # a table function with no column in its arguments: a table to sqlglot
+    # Scopes that end where the walk goes on in the scope around them (the walk's marks give it back): several
+    # subqueries in one WHERE with the outer select's columns after them, in CTEs, projections, derived tables,
+    # unions inside a WHERE, HAVING after a WHERE's subquery, WHEREs nested three deep.
+    "SELECT a FROM t WHERE b IN (SELECT b FROM u WHERE u.c > 0) AND c = (SELECT MAX(c) FROM v) AND d > 1",
+    "WITH x AS (SELECT a FROM t WHERE a > (SELECT MIN(a) FROM u)), y AS (SELECT a FROM x WHERE EXISTS "
+    "(SELECT 1 FROM v WHERE v.a = x.a)) SELECT y.a, (SELECT COUNT(*) FROM u) AS n FROM y WHERE y.a IN (SELECT a FROM x)",
+    "SELECT (SELECT b FROM u WHERE u.k = s.k) AS b, s.a FROM (SELECT k, a FROM t WHERE a IN (SELECT a FROM v "
+    "WHERE v.b IN (SELECT b FROM u))) s JOIN u ON u.k = s.k WHERE s.a > 0 ORDER BY s.a",
+    "SELECT a, COUNT(*) FROM t WHERE a IN (SELECT a FROM u UNION SELECT a FROM v WHERE v.c > 1) GROUP BY a "
+    "HAVING COUNT(*) > (SELECT COUNT(*) FROM u)",
+    "SELECT z.a FROM (SELECT y.a FROM (SELECT a FROM t WHERE a > 1) y WHERE y.a < 9) z WHERE z.a IN "
+    "(SELECT a FROM u) AND z.a <> 5",
 ]
 # Shapes declined: laterals, table functions (a lateral or in FROM with a column alias list), a star of one relation, column alias lists, recursive CTEs,
 # VALUES, a parenthesized join, pivots, struct stars, a query in a table function.
