@@ -127,10 +127,13 @@ class Finder:
         self.found = found
         self.pruned = pruned
         self.codes: dict[type, int] = {}  # per class: 1 returned, 2 not entered
+        # Never pushed: leaf values and leaves not looked for, which would be popped only to be passed over
+        # (nothing below them to find); a third of a tree's nodes, half the values of a binary operator.
+        self.skipped = frozenset(kind for kind in _SKIPPED if not issubclass(kind, found))
 
     def __call__(self, root: exp.Expression) -> list[Any]:
         out: list[Any] = []
-        codes = self.codes
+        codes, skipped = self.codes, self.skipped  # looked up once: read for every node
         stack = [root]
         pop = stack.pop
         push = stack.append
@@ -151,15 +154,18 @@ class Finder:
             if len(args) == 2:  # most nodes are an operator and its two operands: pushed without the loop
                 first, second = args.values()
                 if isinstance(first, expression) and isinstance(second, expression):
-                    push(second)
-                    push(first)
+                    if type(second) not in skipped:
+                        push(second)
+                    if type(first) not in skipped:
+                        push(first)
                     continue
             for value in reversed(args.values()):
-                if type(value) is list:
+                kind = type(value)
+                if kind is list:
                     for item in reversed(value):
-                        if isinstance(item, expression):
+                        if type(item) not in skipped and isinstance(item, expression):
                             push(item)
-                elif isinstance(value, expression):
+                elif kind not in skipped and isinstance(value, expression):
                     push(value)
         return out
 

@@ -98,16 +98,33 @@ def _sqlglot_walk(root: exp.Expression, found: tuple[type, ...], pruned: tuple[t
     ((exp.Column, exp.Subquery), (exp.Column, exp.Subquery)),
     ((exp.Binary,), (exp.Column, exp.Literal)),
     ((exp.Table, exp.With, exp.Subquery), (exp.Table,)),
+    # Leaves looked for (the finder pushes no leaf it does not look for): literals, names, among the rest
+    ((exp.Literal,), ()),
+    ((exp.Literal, exp.Column), (exp.Column,)),
+    ((exp.Identifier, exp.Null, exp.Boolean, exp.Var), ()),
+    ((exp.Binary, exp.Literal, exp.Identifier), (exp.Subquery,)),
 ])
 def test_the_finder_finds_what_sqlglots_walk_finds_in_the_same_order(found: tuple, pruned: tuple) -> None:
+    """On TPC-DS and the statements of ``LOWER_CASE`` and ``FINDER``: leaves in every place (literals, names,
+    NULL, booleans), nesting, aliases, quoting, set operations, subqueries."""
     finder = Finder(found, pruned)
     nodes = 0
-    for _, sql in tpcds_queries():
+    for sql in [sql for _, sql in tpcds_queries()] + LOWER_CASE + FINDER:
         tree = sqlglot.parse_one(sql, dialect="spark")
         expected = _sqlglot_walk(tree, found, pruned)
-        assert [id(n) for n in finder(tree)] == [id(n) for n in expected]
+        assert [id(n) for n in finder(tree)] == [id(n) for n in expected], sql
         nodes += len(expected)
     assert nodes > 1000  # the queries have plenty of each
+
+
+FINDER = [
+    "SELECT a + 1 = 2 AND NOT b IS NULL OR c = TRUE FROM t WHERE d <> 'x' AND e IN (1, NULL, FALSE)",
+    "SELECT `Q`.`a b` - -1.5 AS `x y` FROM (SELECT 1 AS `a b` UNION SELECT 2 INTERSECT SELECT 3) AS `Q`",
+    "SELECT x FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k = t.k AND u.v > (SELECT max(v) - 1 FROM w))",
+    "SELECT s.a.b, m['k'], arr[0] + 2 * (3 - y) / 4 % 5 FROM t s WHERE z BETWEEN 1 AND 2 OR z LIKE 'p%'",
+    "SELECT CASE WHEN a > 1 THEN 'p' WHEN a IS NULL THEN NULL ELSE 'q' END, cast(b AS DECIMAL(7, 2)) FROM t",
+    "SELECT sum(a) OVER (PARTITION BY b ORDER BY c ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t GROUP BY 1",
+]
 
 
 def test_the_identifier_walk_finds_what_the_table_walk_and_find_all_find() -> None:
