@@ -26,7 +26,7 @@ from airflow_lineage_provider.lineage.sql.columns import qualify_columns as own_
 from airflow_lineage_provider.lineage.sql.keywords import by_all
 from airflow_lineage_provider.lineage.sql.paths import read_struct_paths
 from airflow_lineage_provider.lineage.sql.pivot import name_pivot_values
-from airflow_lineage_provider.lineage.sql.render import SPARK_DIALECT, FindAll, Finder
+from airflow_lineage_provider.lineage.sql.render import LEAF_VALUES, SPARK_DIALECT, FindAll, Finder
 from airflow_lineage_provider.lineage.sql.scopes import COLLECTIBLE, NotTakenError, inner_owner
 from airflow_lineage_provider.lineage.sql.using import later_keys, put_back
 
@@ -185,7 +185,7 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
             # which ``islower`` tells without making a string (a name it says no to may have no letter at all).
             for value in node.args.values():
                 kind = type(value)
-                if kind in leaves:  # most values: strings, flags, unset arguments and literals (tested first, in C)
+                if kind in leaves:  # most values: strings, flags, unset arguments, literals (tested first, in C)
                     continue
                 if kind is identifier:
                     name = value.this
@@ -375,21 +375,24 @@ _TABLE_WORK = (exp.Lateral, exp.Unnest, exp.Values, exp.Pivot, exp.TableFromRows
 _TABLE_FOUND = (exp.Table, exp.With, exp.Subquery, exp.Column, *_TABLE_WORK)
 _TABLE_PARTS = Finder(_TABLE_FOUND, (exp.Table, exp.Column))
 # Per class, what ``_walk`` does with a node: 1 a table part, 2 a table or column (not entered by the
-# table step), 4 a select, 8 a node ``Scope._collect`` looks at, 16 one that may start a scope, 32 a WHERE.
+# table step), 4 a select, 8 a node ``Scope._collect`` looks at, 16 one that may start a scope, 32 a WHERE;
+# 64 the walk's own mark (an int) of where a scope's nodes end.
 _WALK_CODES: dict[type, int] = {}
 
 
 def _walk_code(cls: type) -> int:
-    """What ``_walk`` does with a node of class ``cls`` (``_WALK_CODES``); 64: an int, the walk's mark of a scope."""
+    """What ``_walk`` does with a node of class ``cls`` (``_WALK_CODES``)."""
     if cls is int:
         return 64
     return (issubclass(cls, _TABLE_FOUND) | issubclass(cls, (exp.Table, exp.Column)) << 1
             | issubclass(cls, exp.Select) << 2 | issubclass(cls, COLLECTIBLE) << 3
             | issubclass(cls, (exp.CTE, exp.Query)) << 4
             | (cls is exp.Where) * 56)  # 8 | 16 | 32: noted (a mark), then owns its nodes
+
+
 # The classes of an argument's value the walk has nothing to do with (no node it notes, no identifier below): most
-# values of a tree (a literal's text, its flags, the arguments left unset) and literals, a tenth of its nodes.
-_LEAVES = frozenset({str, bool, type(None), exp.Literal})
+# values of a tree (a literal's text, its flags, the arguments left unset) and leaf nodes such as literals.
+_LEAVES = LEAF_VALUES - {exp.Identifier}
 
 
 def _qualify_tables(query: exp.Expression, db: str, parts: list[exp.Expression] | None = None) -> bool:

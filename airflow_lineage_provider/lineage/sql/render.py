@@ -129,7 +129,7 @@ class Finder:
         self.codes: dict[type, int] = {}  # per class: 1 returned, 2 not entered
         # Never pushed: leaf values and leaves not looked for, which would be popped only to be passed over
         # (nothing below them to find); a third of a tree's nodes, half the values of a binary operator.
-        self.skipped = frozenset(kind for kind in _SKIPPED if not issubclass(kind, found))
+        self.skipped = frozenset(kind for kind in LEAF_VALUES if not issubclass(kind, found))
 
     def __call__(self, root: exp.Expression) -> list[Any]:
         out: list[Any] = []
@@ -172,9 +172,10 @@ class Finder:
 
 # Nodes with no node below them: a walk need not look into their arguments.
 _LEAVES = frozenset({exp.Identifier, exp.Literal, exp.Var, exp.Null, exp.Boolean})
-# What ``FindAll`` does not put in its queue (but the classes it looks for): leaves, and the commonest
-# arguments that are no node (told apart at once, before the ``isinstance`` that tells the others).
-_SKIPPED = _LEAVES | {str, bool, type(None)}
+# What ``FindAll`` and ``Finder`` do not put in their queues (but the classes they look for), and what
+# ``qualify._walk`` passes over (but identifiers, which it lower-cases): leaves, and the commonest arguments
+# that are no node (told apart at once, before the ``isinstance`` that tells the others).
+LEAF_VALUES = _LEAVES | {str, bool, type(None)}
 
 
 class FindAll:
@@ -188,7 +189,7 @@ class FindAll:
 
     def __init__(self, *found: type[exp.Expression]) -> None:
         self.found = found
-        self.skipped = frozenset(kind for kind in _SKIPPED if not issubclass(kind, found))
+        self.skipped = frozenset(kind for kind in LEAF_VALUES if not issubclass(kind, found))
 
     def __call__(self, root: exp.Expression) -> list[Any]:
         out: list[Any] = []
