@@ -150,36 +150,40 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
                 code = codes[type(node)]  # a subscript the interpreter specializes, where ``get`` is a call
             except KeyError:
                 code = codes[type(node)] = _walk_code(type(node))
-            if code & 64:  # a mark: the nodes of a scope are done, what follows is in this one
+            if not code:  # most nodes (conditions, operators, calls): nothing to note, only their children
+                if finding:
+                    push = to_stack
+            elif code & 64:  # a mark: the nodes of a scope are done, what follows is in this one
                 owner = node
                 continue
-            if code & 4:
-                selects.append(node)
-            if finding:
-                if code & 1:
-                    parts.append(node)
-                if code & 8 and noted is not None and id(node) != owner:  # a scope's own expression is not noted
-                    found = noted.get(owner)
-                    if found is None:
-                        noted[owner] = [node]
-                    else:
-                        found.append(node)
-                    if code & 16:
-                        if code & 32:  # a WHERE: what is below it noted under it, its mark replaced at the end
-                            wheres.append((owner, len(noted[owner]) - 1, node))
-                            to_stack(owner)
-                            owner = id(node)
+            else:
+                if code & 4:
+                    selects.append(node)
+                if finding:
+                    if code & 1:
+                        parts.append(node)
+                    if code & 8 and noted is not None and id(node) != owner:  # a scope's own expression is not noted
+                        found = noted.get(owner)
+                        if found is None:
+                            noted[owner] = [node]
                         else:
-                            try:
-                                inner = inner_owner(node)
-                            except NotTakenError:
-                                noted, inner = None, None
-                            if inner and inner != owner:
+                            found.append(node)
+                        if code & 16:
+                            if code & 32:  # a WHERE: what is below it noted under it, its mark replaced at the end
+                                wheres.append((owner, len(noted[owner]) - 1, node))
                                 to_stack(owner)
-                                owner = inner
-                push = to_below if code & 2 else to_stack
-            elif code & 8:
-                noted = None  # below a table or a column: rare, and sqlglot's
+                                owner = id(node)
+                            else:
+                                try:
+                                    inner = inner_owner(node)
+                                except NotTakenError:
+                                    noted, inner = None, None
+                                if inner and inner != owner:
+                                    to_stack(owner)
+                                    owner = inner
+                    push = to_below if code & 2 else to_stack
+                elif code & 8:
+                    noted = None  # below a table or a column: rare, and sqlglot's
             # Identifiers, the most common nodes and leaves, are lower-cased here rather than pushed and popped;
             # ``set`` (which clears hashes up the tree) only when the name changes: most are in lower case already,
             # which ``islower`` tells without making a string (a name it says no to may have no letter at all).
