@@ -156,6 +156,25 @@ class Catalog:
         out.update((name, self._typed(info)) for name, info in self.tables.items())
         return out
 
+    def spellings(self) -> dict[str, str] | None:
+        """Per column name in lower case, the one case the tables a lookup reaches give it (``""`` where two give
+        two): whether a star's column can take another case from a table of its query, told without finding the
+        query's tables (``SqlExtractor._lineage``). ``None`` with a cache, which may learn a table at any time.
+        Made once per version of the script's tables."""
+        if self.cache is not None:
+            return None
+        memo = self.__dict__.get("_spellings")
+        if memo is None or memo[0] != self.version:
+            found: dict[str, str] = {}
+            for info in self.known().values():
+                for column, _ in info.columns:
+                    lower = column.lower()
+                    seen = found.setdefault(lower, column)
+                    if seen != column:
+                        found[lower] = ""
+            memo = self.__dict__["_spellings"] = (self.version, found)
+        return memo[1]
+
     def _typed(self, info: TableInfo) -> TableInfo:
         """A table the script created with a query (its column types are not inferred from the text), its
         types those the cache saw of the same columns: what a run's plans (or the last run's) read of it."""

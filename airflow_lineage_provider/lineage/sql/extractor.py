@@ -858,7 +858,7 @@ class SqlExtractor:
         if self._notes:
             result.warnings.extend(self._notes)
             result.confidence = min(result.confidence, PARTIAL_CONFIDENCE)
-        if star and any(c.lower() not in names for c, _ in result.columns) and _found(_STAR_PROJECTION, text):
+        if star and _recased(result.columns, names, self.catalog.spellings()) and _found(_STAR_PROJECTION, text):
             # A star brings columns up with the case the schema gives them (qualify's schema is lower case).
             for table in _TABLES(qualified):  # in ``find_all``'s order: a name's first case kept
                 info = self.catalog.get(self._table_name(table))
@@ -870,6 +870,18 @@ class SqlExtractor:
 
 _TABLES = FindAll(exp.Table)
 _SUBQUERIES = FindAll(exp.Subquery)
+
+
+def _recased(columns: list[tuple[str, Any]], names: dict[str, str], spellings: dict[str, str] | None) -> bool:
+    """Whether a table may give an output column another case: a column not named as written (``names``) whose
+    name the catalog's tables spell otherwise (``Catalog.spellings``). Where none does, the walk of the query's
+    tables for their case would change no name: a name any of them gives it is the one it has."""
+    for c, _ in columns:
+        lower = c.lower()
+        if lower not in names and (spellings is None or spellings.get(lower, c) != c):
+            return True
+    return False
+
 
 # ``MAP a, b USING 'cat' AS (..) FROM t``, ``FROM t MAP .. USING ..``: Hive's spellings of SELECT TRANSFORM.
 _MAP_REDUCE = re.compile(r"^(?P<head>\s*(?:INSERT\s+(?:INTO|OVERWRITE)\s+(?:TABLE\s+)?[\w.`]+\s+|CREATE\s+.*?\bAS\s+))?"

@@ -37,3 +37,16 @@ def test_origins_name_the_column_as_the_table_stores_it():
     assert info.origins("spark_catalog.db.t", "missing") is None
     info.columns = [("Amount", "int"), ("Extra", "int")]  # a new column list is read afresh
     assert info.origins("spark_catalog.db.t", "EXTRA") == {Origin("spark_catalog.db.t", "Extra", IDENTITY, "", False)}
+
+
+def test_spellings_give_each_name_its_one_case_and_follow_the_ddl(tmp_path):
+    catalog = Catalog()
+    catalog.put(TableInfo("spark_catalog.default.a", [("ID", "int"), ("name", "string")]))
+    catalog.put(TableInfo("spark_catalog.default.b", [("ID", "int"), ("Name", "string"), ("x", "int")]))
+    assert catalog.spellings() == {"id": "ID", "name": "", "x": "x"}  # "": two tables spell it two ways
+    catalog.drop("spark_catalog.default.b")
+    assert catalog.spellings() == {"id": "ID", "name": "name"}
+    catalog.put(TableInfo("spark_catalog.default.a", [("Id", "int")]))  # ALTER TABLE, CREATE OR REPLACE
+    assert catalog.spellings() == {"id": "Id"}
+    # A cache may learn a table between two statements with no DDL: no spelling can be ruled out.
+    assert Catalog(cache=SchemaCache(tmp_path / "schemas.json")).spellings() is None

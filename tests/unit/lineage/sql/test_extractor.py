@@ -633,3 +633,29 @@ def test_the_alias_list_gate_opens_for_every_list_of_column_aliases(text, may_ho
     from airflow_lineage_provider.lineage.sql.extractor import _alias_list
 
     assert _alias_list(text) is may_hold
+
+
+CASED = ("CREATE TABLE up (ID INT, Name STRING, amount DOUBLE) USING parquet;"
+         "CREATE TABLE low (id INT, name STRING, Region STRING) USING parquet;"
+         "CREATE TABLE plain (k INT, v STRING) USING parquet;")
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT * FROM up",  # the table's own case
+    "SELECT * FROM up JOIN low ON up.ID = low.id",  # two spellings of id and name: the first table's kept
+    "SELECT * FROM low JOIN up ON up.ID = low.id",
+    "SELECT * FROM (SELECT id, name AS NAME, region FROM low) s",  # an alias as written wins over the table
+    "WITH c AS (SELECT `ID`, amount FROM up) SELECT * FROM c",
+    "SELECT * FROM plain UNION ALL SELECT id, name FROM low",  # names the catalog spells as the query does
+    "SELECT * FROM (SELECT * FROM (SELECT up.*, low.Region FROM up JOIN low USING (id)) t) u",
+    "SELECT s.* FROM plain p JOIN (SELECT ID AS k2, amount FROM up) s ON p.k = s.k2",
+])
+def test_a_star_s_case_told_without_walking_the_tables_is_the_walk_s(sql, monkeypatch):
+    # ``_recased`` skips the walk of the query's tables where no table can spell an output column otherwise: the
+    # names must be those the walk gives.
+    from airflow_lineage_provider.lineage.sql import extractor
+
+    fast = last(CASED + sql)
+    monkeypatch.setattr(extractor, "_recased", lambda columns, names, spellings: True)
+    slow = last(CASED + sql)
+    assert fast.to_dict() == slow.to_dict()
