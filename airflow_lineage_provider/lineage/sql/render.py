@@ -190,11 +190,15 @@ class FindAll:
     def __init__(self, *found: type[exp.Expression]) -> None:
         self.found = found
         self.skipped = frozenset(kind for kind in LEAF_VALUES if not issubclass(kind, found))
+        # A column that names a column (not ``t.*``, whose star may hold more) holds names alone (its table,
+        # db, catalog: identifiers): not put in the queue either, unless a column or a name is looked for.
+        self.named = None if issubclass(exp.Column, found) or issubclass(exp.Identifier, found) else exp.Column
 
     def __call__(self, root: exp.Expression) -> list[Any]:
         out: list[Any] = []
-        found, skipped = self.found, self.skipped  # looked up once: read for every argument of every node
+        found, skipped, named = self.found, self.skipped, self.named  # looked up once: read for every argument
         expression = exp.Expr
+        identifier = exp.Identifier
         queue = [root]
         push = queue.append
         for node in queue:  # a list's iterator reads what is appended while it runs: a queue
@@ -204,9 +208,12 @@ class FindAll:
                 kind = type(value)
                 if kind is list:
                     for item in value:
-                        if type(item) not in skipped and isinstance(item, expression):
+                        kind = type(item)
+                        if kind not in skipped and isinstance(item, expression) and (
+                                kind is not named or type(item.args.get("this")) is not identifier):
                             push(item)
-                elif kind not in skipped and isinstance(value, expression):
+                elif kind not in skipped and isinstance(value, expression) and (
+                        kind is not named or type(value.args.get("this")) is not identifier):
                     push(value)
         return out
 
