@@ -128,8 +128,10 @@ class Finder:
         self.pruned = pruned
         self.codes: dict[type, int] = {}  # per class: 1 returned, 2 not entered
         # Never pushed: leaf values and leaves not looked for, which would be popped only to be passed over
-        # (nothing below them to find); a third of a tree's nodes, half the values of a binary operator.
-        self.skipped = frozenset(kind for kind in LEAF_VALUES if not issubclass(kind, found))
+        # (nothing below them to find); a third of a tree's nodes, half the values of a binary operator. So
+        # too the classes not entered that are not looked for (``render``'s columns and literals): nothing
+        # of them or below them is returned (their subclasses are told by ``codes``).
+        self.skipped = frozenset(kind for kind in LEAF_VALUES | set(pruned) if not issubclass(kind, found))
 
     def __call__(self, root: exp.Expression) -> list[Any]:
         out: list[Any] = []
