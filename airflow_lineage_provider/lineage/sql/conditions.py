@@ -34,6 +34,7 @@ _NESTED = (exp.Subquery, exp.Select, exp.SetOperation, exp.Grouping, exp.Groupin
 _CONDITION_PARTS = Finder((exp.Column, exp.Dot, *_NESTED), (exp.Column, exp.Dot, *_NESTED))
 _COLUMN = exp.Column  # looked up once: read for every part of every condition
 _NO_IDS: frozenset[int] = frozenset()
+_make_input = ColumnInput.make  # bound once: a class method is bound anew at each look-up through its class
 # Projections with nothing in them that can be a window or a condition, by their class (a subclass, rare, is
 # looked into: it finds nothing either).
 _PLAIN_VALUES = frozenset({exp.Column, exp.Literal})
@@ -262,7 +263,7 @@ class Conditions:
         for table, field, _, _, masking in origins:
             key = (table, field, subtype, masking)
             if key not in indirect:  # conditions name the same columns again and again: build each input once
-                indirect[key] = ColumnInput.make(table, field, INDIRECT, subtype, "", masking)
+                indirect[key] = _make_input(table, field, INDIRECT, subtype, "", masking)
 
 
 def key_parts(clause: exp.Expression) -> list[Any]:
