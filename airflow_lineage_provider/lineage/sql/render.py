@@ -163,11 +163,13 @@ class Finder:
                     continue
             for value in reversed(args.values()):
                 kind = type(value)
+                if kind in skipped:  # most values: names, flags, no value
+                    continue
                 if kind is list:
                     for item in reversed(value):
                         if type(item) not in skipped and isinstance(item, expression):
                             push(item)
-                elif kind not in skipped and isinstance(value, expression):
+                elif isinstance(value, expression):
                     push(value)
         return out
 
@@ -208,13 +210,15 @@ class FindAll:
                 out.append(node)
             for value in node.args.values():
                 kind = type(value)
+                if kind in skipped:  # most values: names, flags, no value
+                    continue
                 if kind is list:
                     for item in value:
                         kind = type(item)
                         if kind not in skipped and isinstance(item, expression) and (
                                 kind is not named or type(item.args.get("this")) is not identifier):
                             push(item)
-                elif kind not in skipped and isinstance(value, expression) and (
+                elif isinstance(value, expression) and (
                         kind is not named or type(value.args.get("this")) is not identifier):
                     push(value)
         return out
