@@ -32,7 +32,8 @@ from airflow_lineage_provider.lineage.sql.shared import Source
 # Inside a condition, what is not read as plain columns: queries, and grouping-id bits.
 _NESTED = (exp.Subquery, exp.Select, exp.SetOperation, exp.Grouping, exp.GroupingId)
 _CONDITION_PARTS = Finder((exp.Column, exp.Dot, *_NESTED), (exp.Column, exp.Dot, *_NESTED))
-_COLUMN = exp.Column  # looked up once: read for every part of every condition
+_COLUMN = exp.Column  # looked up once: read for every part of every condition (and every key, ``key_parts``)
+_ORDERED = exp.Ordered
 _NO_IDS: frozenset[int] = frozenset()
 _make_input = ColumnInput.make  # bound once: a class method is bound anew at each look-up through its class
 # Projections with nothing in them that can be a window or a condition, by their class (a subclass, rare, is
@@ -82,10 +83,12 @@ class Conditions:
             self._indirect_expr(scope, qual.this, FILTER)
         for key in ("order", "sort", "cluster"):
             node = args.get(key)
-            if node is not None and _orders_by_all(node):  # ORDER BY ALL: every projection, in order
+            if node is None:
+                continue
+            if _orders_by_all(node):  # ORDER BY ALL: every projection, in order
                 for p in e.expressions:
                     self._add_indirect(self.expression_origins(scope, p), SORT)
-            elif node is not None:
+            else:
                 self._indirect_expr(scope, node, SORT, key_parts(node))
         noted = self.noted
         for p in e.expressions:  # the projections no output column led to (most were noted on the way)
@@ -279,10 +282,10 @@ def key_parts(clause: exp.Expression) -> list[Any]:
     for value in clause.args.values():
         for key in value if type(value) is list else (value,):
             kind = type(key)
-            if kind is exp.Ordered and key.args.get("with_fill") is None:
+            if kind is _ORDERED and key.args.get("with_fill") is None:
                 key = key.this
                 kind = type(key)
-            if kind is exp.Column:
+            if kind is _COLUMN:
                 parts.append(key)
             elif isinstance(key, exp.Expr):
                 parts += _CONDITION_PARTS(key)

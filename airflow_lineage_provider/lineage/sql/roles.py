@@ -162,11 +162,11 @@ def collect_refs(node: exp.Expression, refs: list[Ref], subs: list[exp.Expressio
 
 
 def _fname(node: exp.Expression) -> str:
-    if isinstance(node, exp.Anonymous):
-        return str(node.name).lower()
     kind = type(node)
-    name = _FUNCTION_NAMES.get(kind)
+    name = _FUNCTION_NAMES.get(kind)  # never an anonymous call's class: its name is the call's own
     if name is None:  # a function's name is its class's: worked out once per class
+        if isinstance(node, exp.Anonymous):
+            return str(node.name).lower()
         try:
             name = node.sql_name().lower()
         except Exception:  # noqa: BLE001 - not a function: its key names it
