@@ -6,6 +6,7 @@ each becomes an INDIRECT input with its subtype. A mixin of the scope resolver (
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any, Iterable
 
 from sqlglot import exp
@@ -31,6 +32,13 @@ from airflow_lineage_provider.lineage.sql.shared import Source
 # Inside a condition, what is not read as plain columns: queries, and grouping-id bits.
 _NESTED = (exp.Subquery, exp.Select, exp.SetOperation, exp.Grouping, exp.GroupingId)
 _CONDITION_PARTS = Finder((exp.Column, exp.Dot, *_NESTED), (exp.Column, exp.Dot, *_NESTED))
+_COLUMN = exp.Column  # looked up once: read for every part of every condition (and every key, ``key_parts``)
+_ORDERED = exp.Ordered
+_NO_IDS: frozenset[int] = frozenset()
+_make_input = ColumnInput.make  # bound once: a class method is bound anew at each look-up through its class
+# Projections with nothing in them that can be a window or a condition, by their class (a subclass, rare, is
+# looked into: it finds nothing either).
+_PLAIN_VALUES = frozenset({exp.Column, exp.Literal})
 
 
 class Conditions:
@@ -39,31 +47,20 @@ class Conditions:
     def note_indirect(self, scope: Scope) -> None:
         """The scope's own conditions (WHERE, ON, GROUP BY, HAVING, ORDER BY, ...) as indirect inputs."""
         e = scope.expression
-        if isinstance(e, (exp.Intersect, exp.Except)) and len(scope.set_operation_scopes) > 1:
-            right = scope.set_operation_scopes[1]
-            for i, name in enumerate(self.outputs(right)):
-                self._add_indirect(self.resolve(right, name, i), FILTER)
-        if isinstance(e, exp.SetOperation):
-            order = e.args.get("order")
-            if order is not None and _orders_by_all(order):  # ORDER BY ALL: every output column
-                for i, name in enumerate(self.outputs(scope)):
-                    self._add_indirect(self.resolve(scope, name, i), SORT)
-            elif order is not None:
-                for col in order.find_all(exp.Column):
-                    if col.name in self.outputs(scope):
-                        self._add_indirect(self.resolve(scope, col.name), SORT)
+        if not isinstance(e, exp.Select):  # the commonest scope first
+            if isinstance(e, exp.SetOperation):
+                self._note_set_operation(scope, e)
             return
-        if not isinstance(e, exp.Select):
-            return
-        where = e.args.get("where")
+        args = e.args  # looked up once: read for each clause
+        where = args.get("where")
         if where is not None:
             self._indirect_expr(scope, where.this, FILTER, self.where_columns.get(id(where)))
-        for j in e.args.get("joins") or []:
+        for j in args.get("joins") or []:
             on = j.args.get("on")
             if on is not None:
                 kind = str(j.args.get("kind") or "").upper()
                 self._indirect_expr(scope, on, FILTER if kind in ("SEMI", "ANTI") else JOIN)
-        group = e.args.get("group")
+        group = args.get("group")
         if group is not None and group.args.get("all"):
             # GROUP BY ALL: every projection that aggregates nothing is a key.
             for p in e.expressions:
@@ -78,23 +75,26 @@ class Conditions:
                     self._indirect_expr(scope, key, GROUP_BY)
         elif group is not None:
             self._indirect_expr(scope, group, GROUP_BY, key_parts(group))
-        having = e.args.get("having")
+        having = args.get("having")
         if having is not None:
             self._indirect_expr(scope, having.this, FILTER)
-        qual = e.args.get("qualify")
+        qual = args.get("qualify")
         if qual is not None:
             self._indirect_expr(scope, qual.this, FILTER)
         for key in ("order", "sort", "cluster"):
-            node = e.args.get(key)
-            if node is not None and _orders_by_all(node):  # ORDER BY ALL: every projection, in order
+            node = args.get(key)
+            if node is None:
+                continue
+            if _orders_by_all(node):  # ORDER BY ALL: every projection, in order
                 for p in e.expressions:
                     self._add_indirect(self.expression_origins(scope, p), SORT)
-            elif node is not None:
+            else:
                 self._indirect_expr(scope, node, SORT, key_parts(node))
+        noted = self.noted
         for p in e.expressions:  # the projections no output column led to (most were noted on the way)
-            if id(p) in self.noted:
+            if id(p) in noted:
                 continue
-            if isinstance(p.this if isinstance(p, exp.Alias) else p, (exp.Column, exp.Literal)):
+            if type(p.this if type(p) is exp.Alias else p) in _PLAIN_VALUES:
                 continue  # nothing in it can be a window or a condition
             refs: list[Ref] = []
             subs: list[exp.Expression] = []
@@ -103,6 +103,21 @@ class Conditions:
         for src in self.sources(scope).values():
             if src.kind == "pivot":
                 self._pivot_indirect(src)
+
+    def _note_set_operation(self, scope: Scope, e: exp.SetOperation) -> None:
+        """INTERSECT / EXCEPT: the right side's columns filter; ORDER BY: the columns it sorts by."""
+        if isinstance(e, (exp.Intersect, exp.Except)) and len(scope.set_operation_scopes) > 1:
+            right = scope.set_operation_scopes[1]
+            for i, name in enumerate(self.outputs(right)):
+                self._add_indirect(self.resolve(right, name, i), FILTER)
+        order = e.args.get("order")
+        if order is not None and _orders_by_all(order):  # ORDER BY ALL: every output column
+            for i, name in enumerate(self.outputs(scope)):
+                self._add_indirect(self.resolve(scope, name, i), SORT)
+        elif order is not None:
+            for col in order.find_all(exp.Column):
+                if col.name in self.outputs(scope):
+                    self._add_indirect(self.resolve(scope, col.name), SORT)
 
     def null_keys(self, scope: Scope) -> frozenset[str]:
         """The texts of the expressions ``GROUP BY a, b GROUPING SETS ((a))`` groups by outside every
@@ -196,48 +211,62 @@ class Conditions:
         or found faster (the keys of a GROUP BY / ORDER BY, ``key_parts``)."""
         select_first = subtype == SORT
         noted = self.conditions_noted
-        side = self.using.get(id(scope.expression)) if self.using else None
-        other_keys: set[int] = set()  # a USING / NATURAL key is the side's key Spark outputs, not the other
-        for c in node.find_all(exp.Coalesce) if side else ():
-            key = using_key(c, side)
-            if key is not c:
-                other_keys |= {id(a) for a in (c.this, *c.expressions) if a is not key}
+        other_keys = self._other_keys(scope, node) if self.using else _NO_IDS
         scope_id = id(scope)
+        # What each part reads, noted together at the end: one ``_add_indirect``, not one per column (what
+        # is noted is a set of inputs, the same whatever the order they are added in).
+        read: list[Iterable[Origin]] = []
+        add = read.append
         for n in _CONDITION_PARTS(node) if parts is None else parts:
             if other_keys and id(n) in other_keys:
                 continue
-            if isinstance(n, exp.Column):  # most parts are columns: tested first
+            if isinstance(n, _COLUMN):  # most parts are columns: tested first
                 # A column a condition of the scope read already, in the same role: its inputs are noted
                 # (what it reads depends on the scope, its name and the role alone, ``_condition_column``).
                 table, name = n.table, n.name
                 key = (scope_id, table, name, subtype)
                 if key not in noted and not isinstance(n.this, exp.Star):
                     noted.add(key)
-                    self._add_indirect(self._condition_column(scope, table, name, select_first), subtype)
+                    # A qualified column, most of them, is its relation's whatever the clause: ``_condition_column``'s
+                    # rule, called for the others only.
+                    add(self.column_origins(scope, table, name) if table else
+                        self._condition_column(scope, table, name, select_first))
             elif type(n) is exp.Dot:
                 path, base = field_path(n)
                 if path:  # a struct field: the field is the input, named by its path
-                    self._add_indirect((o._replace(field=self.field_of(o, path)) if o.subtype == IDENTITY else o
-                                        for o in self._condition_column(scope, base.table, base.name, select_first)),
-                                       subtype)
+                    add([o._replace(field=self.field_of(o, path)) if o.subtype == IDENTITY else o
+                         for o in self._condition_column(scope, base.table, base.name, select_first)])
                 else:
                     for c in n.find_all(exp.Column):
                         if not isinstance(c.this, exp.Star):
-                            self._add_indirect(self._condition_column(scope, c.table, c.name, select_first), subtype)
+                            add(self._condition_column(scope, c.table, c.name, select_first))
             elif isinstance(n, (exp.Subquery, exp.Select, exp.SetOperation)):
                 child = self.scope_of.get(id(n.this if isinstance(n, exp.Subquery) else n))
                 if child is not None:
                     for i, name in enumerate(self.outputs(child)):
                         if name != "*":
-                            self._add_indirect(self.resolve(child, name, i), subtype)
+                            add(self.resolve(child, name, i))
             # Grouping / GroupingId (pruned too): a bit of the grouping id, no source column.
+        if read:
+            self._add_indirect(chain.from_iterable(read), subtype)
+
+    def _other_keys(self, scope: Scope, node: exp.Expression) -> set[int] | frozenset[int]:
+        """The ids of the arguments of ``node``'s USING / NATURAL keys (``COALESCE(a.k, b.k)``) that are not the key
+        Spark outputs, the side's: a condition that reads the key reads that side's column, not the other."""
+        side = self.using.get(id(scope.expression))
+        other_keys: set[int] = set()
+        for c in node.find_all(exp.Coalesce) if side else ():
+            key = using_key(c, side)
+            if key is not c:
+                other_keys |= {id(a) for a in (c.this, *c.expressions) if a is not key}
+        return other_keys
 
     def _add_indirect(self, origins: Iterable[Origin], subtype: str) -> None:
         indirect = self.result.indirect
         for table, field, _, _, masking in origins:
             key = (table, field, subtype, masking)
             if key not in indirect:  # conditions name the same columns again and again: build each input once
-                indirect[key] = ColumnInput.make(table, field, INDIRECT, subtype, "", masking)
+                indirect[key] = _make_input(table, field, INDIRECT, subtype, "", masking)
 
 
 def key_parts(clause: exp.Expression) -> list[Any]:
@@ -253,10 +282,10 @@ def key_parts(clause: exp.Expression) -> list[Any]:
     for value in clause.args.values():
         for key in value if type(value) is list else (value,):
             kind = type(key)
-            if kind is exp.Ordered and key.args.get("with_fill") is None:
+            if kind is _ORDERED and key.args.get("with_fill") is None:
                 key = key.this
                 kind = type(key)
-            if kind is exp.Column:
+            if kind is _COLUMN:
                 parts.append(key)
             elif isinstance(key, exp.Expr):
                 parts += _CONDITION_PARTS(key)

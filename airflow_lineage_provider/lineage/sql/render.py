@@ -128,8 +128,10 @@ class Finder:
         self.pruned = pruned
         self.codes: dict[type, int] = {}  # per class: 1 returned, 2 not entered
         # Never pushed: leaf values and leaves not looked for, which would be popped only to be passed over
-        # (nothing below them to find); a third of a tree's nodes, half the values of a binary operator.
-        self.skipped = frozenset(kind for kind in LEAF_VALUES if not issubclass(kind, found))
+        # (nothing below them to find); a third of a tree's nodes, half the values of a binary operator. So
+        # too the classes not entered that are not looked for (``render``'s columns and literals): nothing
+        # of them or below them is returned (their subclasses are told by ``codes``).
+        self.skipped = frozenset(kind for kind in LEAF_VALUES | set(pruned) if not issubclass(kind, found))
 
     def __call__(self, root: exp.Expression) -> list[Any]:
         out: list[Any] = []
@@ -161,11 +163,13 @@ class Finder:
                     continue
             for value in reversed(args.values()):
                 kind = type(value)
+                if kind in skipped:  # most values: names, flags, no value
+                    continue
                 if kind is list:
                     for item in reversed(value):
                         if type(item) not in skipped and isinstance(item, expression):
                             push(item)
-                elif kind not in skipped and isinstance(value, expression):
+                elif isinstance(value, expression):
                     push(value)
         return out
 
@@ -190,11 +194,15 @@ class FindAll:
     def __init__(self, *found: type[exp.Expression]) -> None:
         self.found = found
         self.skipped = frozenset(kind for kind in LEAF_VALUES if not issubclass(kind, found))
+        # A column that names a column (not ``t.*``, whose star may hold more) holds names alone (its table,
+        # db, catalog: identifiers): not put in the queue either, unless a column or a name is looked for.
+        self.named = None if issubclass(exp.Column, found) or issubclass(exp.Identifier, found) else exp.Column
 
     def __call__(self, root: exp.Expression) -> list[Any]:
         out: list[Any] = []
-        found, skipped = self.found, self.skipped  # looked up once: read for every argument of every node
+        found, skipped, named = self.found, self.skipped, self.named  # looked up once: read for every argument
         expression = exp.Expr
+        identifier = exp.Identifier
         queue = [root]
         push = queue.append
         for node in queue:  # a list's iterator reads what is appended while it runs: a queue
@@ -202,11 +210,16 @@ class FindAll:
                 out.append(node)
             for value in node.args.values():
                 kind = type(value)
+                if kind in skipped:  # most values: names, flags, no value
+                    continue
                 if kind is list:
                     for item in value:
-                        if type(item) not in skipped and isinstance(item, expression):
+                        kind = type(item)
+                        if kind not in skipped and isinstance(item, expression) and (
+                                kind is not named or type(item.args.get("this")) is not identifier):
                             push(item)
-                elif kind not in skipped and isinstance(value, expression):
+                elif isinstance(value, expression) and (
+                        kind is not named or type(value.args.get("this")) is not identifier):
                     push(value)
         return out
 

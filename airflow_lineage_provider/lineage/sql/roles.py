@@ -46,9 +46,14 @@ def field_path(node: exp.Expression) -> tuple[str, exp.Expression]:
 
 
 # What ``collect_refs`` does with a node, by its class (worked out once per class: ``isinstance`` on
-# sqlglot's deep class tree was a tenth of the static extractor's own time).
-_COLUMN, _LEAF, _SUBQUERY, _QUERY, _IN, _WINDOW, _CASE, _IF, _FILTER, _NULLIF, _DECODE, _OTHER = range(12)
+# sqlglot's deep class tree was a tenth of the static extractor's own time). Numbered so that one test
+# tells the classes apart: ``_OTHER`` (0, an operator or a function over its arguments: most nodes) goes
+# to its arguments at once, the conditionals (up to ``_FILTER``) after a function's checks, the others
+# (above ``_FILTER``) first.
+(_OTHER, _CASE, _IF, _NULLIF, _DECODE, _FILTER,
+ _COLUMN, _LEAF, _QUERY, _DOT, _SUBQUERY, _IN, _WINDOW, _WITHIN) = range(14)
 _KINDS: dict[type, tuple[int, bool, bool, bool, bool]] = {}
+_EXPR = exp.Expr  # looked up once: read for every argument of every node
 
 
 def _kind(cls: type) -> tuple[int, bool, bool, bool, bool]:
@@ -65,7 +70,9 @@ def _kind(cls: type) -> tuple[int, bool, bool, bool, bool]:
                     _IF if issubclass(cls, (exp.If, exp.Nvl2)) else
                     _FILTER if issubclass(cls, exp.Filter) else
                     _NULLIF if issubclass(cls, exp.Nullif) else
-                    _DECODE if issubclass(cls, exp.DecodeCase) else _OTHER)
+                    _DECODE if issubclass(cls, exp.DecodeCase) else
+                    _DOT if cls is exp.Dot else  # the class itself, as ``field_path`` reads a chain
+                    _WITHIN if cls is exp.WithinGroup else _OTHER)
         found = _KINDS[cls] = (category, issubclass(cls, exp.Func), issubclass(cls, exp.AggFunc),
                                issubclass(cls, exp.Anonymous),
                                issubclass(cls, (exp.MD5, exp.SHA, exp.SHA2, exp.Count, exp.ApproxDistinct)))
@@ -81,28 +88,34 @@ def collect_refs(node: exp.Expression, refs: list[Ref], subs: list[exp.Expressio
             subtype = AGGREGATION if agg else (IDENTITY if identity else TRANSFORMATION)
             refs.append(_ref((node, subtype, masking, conditional, "")))
         return
-    if category == _QUERY and type(node) is exp.Exists and isinstance(node.expression, exp.Lambda):
-        category = _OTHER  # exists(array, x -> ...): the higher-order function, not the EXISTS predicate
-    elif category == _LEAF or category == _QUERY:  # a literal reads nothing; a nested query is its own scope
-        return
-    if type(node) is exp.Dot:
-        path, base = field_path(node)
-        if path:
-            subtype = AGGREGATION if agg else (IDENTITY if identity else TRANSFORMATION)
-            refs.append(_ref((base, subtype, masking, conditional, path)))
+    if category > _FILTER:  # what is read otherwise than as its arguments; some go on to them (below)
+        if category == _LEAF:  # a literal reads nothing
             return
-    if category == _SUBQUERY:
-        subs.append(node)
-        return
-    if category == _IN and node.args.get("query") is not None:
-        collect_refs(node.this, refs, subs, identity, agg, masking, conditional)
-        return
-    if category == _WINDOW:
-        subs.append(node)  # its keys are indirect inputs (``note_projection``)
-        fn = node.this
-        if fn is not None and _fname(fn) not in functions.RANKING:
-            collect_refs(fn, refs, subs, identity, agg, masking, conditional)
-        return
+        if category == _QUERY:
+            if type(node) is not exp.Exists or not isinstance(node.expression, exp.Lambda):
+                return  # a nested query is its own scope
+            # else exists(array, x -> ...): the higher-order function, not the EXISTS predicate
+        elif category == _DOT:
+            path, base = field_path(node)
+            if path:
+                subtype = AGGREGATION if agg else (IDENTITY if identity else TRANSFORMATION)
+                refs.append(_ref((base, subtype, masking, conditional, path)))
+                return
+        elif category == _SUBQUERY:
+            subs.append(node)
+            return
+        elif category == _IN:
+            if node.args.get("query") is not None:
+                collect_refs(node.this, refs, subs, identity, agg, masking, conditional)
+                return
+        elif category == _WINDOW:
+            subs.append(node)  # its keys are indirect inputs (``note_projection``)
+            fn = node.this
+            if fn is not None and _fname(fn) not in functions.RANKING:
+                collect_refs(fn, refs, subs, identity, agg, masking, conditional)
+            return
+        else:  # percentile_cont(0.5) WITHIN GROUP (ORDER BY x): x is aggregated
+            agg = True
     if func:
         name = _fname(node)
         if name in functions.RANKING or name in functions.GROUPING:
@@ -111,54 +124,49 @@ def collect_refs(node: exp.Expression, refs: list[Ref], subs: list[exp.Expressio
             agg = True
         if masking_class or name in functions.MASKING:
             masking = True
-    if type(node) is exp.WithinGroup:  # percentile_cont(0.5) WITHIN GROUP (ORDER BY x): x is aggregated
-        agg = True
-    if category == _CASE:
-        if node.this is not None:
+    if category and category <= _FILTER:
+        if category == _CASE:
+            if node.this is not None:
+                collect_refs(node.this, refs, subs, identity, agg, masking, True)
+            for branch in node.args.get("ifs") or []:
+                collect_refs(branch.this, refs, subs, identity, agg, masking, True)
+                if branch.args.get("true") is not None:
+                    collect_refs(branch.args["true"], refs, subs, identity, agg, masking, conditional)
+            if node.args.get("default") is not None:
+                collect_refs(node.args["default"], refs, subs, identity, agg, masking, conditional)
+        elif category == _IF:
             collect_refs(node.this, refs, subs, identity, agg, masking, True)
-        for branch in node.args.get("ifs") or []:
-            collect_refs(branch.this, refs, subs, identity, agg, masking, True)
-            if branch.args.get("true") is not None:
-                collect_refs(branch.args["true"], refs, subs, identity, agg, masking, conditional)
-        if node.args.get("default") is not None:
-            collect_refs(node.args["default"], refs, subs, identity, agg, masking, conditional)
-        return
-    if category == _IF:
-        collect_refs(node.this, refs, subs, identity, agg, masking, True)
-        for key in ("true", "false"):
-            if node.args.get(key) is not None:
-                collect_refs(node.args[key], refs, subs, identity, agg, masking, conditional)
-        return
-    if category == _NULLIF:  # nullif(a, b): a, or NULL where a = b; b only decides (as the plan reads it)
-        collect_refs(node.this, refs, subs, identity, agg, masking, conditional)
-        collect_refs(node.expression, refs, subs, identity, agg, masking, True)
-        return
-    if category == _DECODE:  # decode(x, s1, r1, .., default): CASE WHEN x = s1 THEN r1 ..: x and the s decide
-        items = node.expressions
-        for i, item in enumerate(items):
-            decides = i == 0 or (i % 2 == 1 and i + 1 < len(items))
-            collect_refs(item, refs, subs, identity, agg, masking, True if decides else conditional)
-        return
-    if category == _FILTER:
-        collect_refs(node.this, refs, subs, identity, agg, masking, conditional)
-        if node.expression is not None:
+            for key in ("true", "false"):
+                if node.args.get(key) is not None:
+                    collect_refs(node.args[key], refs, subs, identity, agg, masking, conditional)
+        elif category == _NULLIF:  # nullif(a, b): a, or NULL where a = b; b only decides (as the plan reads it)
+            collect_refs(node.this, refs, subs, identity, agg, masking, conditional)
             collect_refs(node.expression, refs, subs, identity, agg, masking, True)
+        elif category == _DECODE:  # decode(x, s1, r1, .., default): CASE WHEN x = s1 THEN r1 ..: x and the s decide
+            items = node.expressions
+            for i, item in enumerate(items):
+                decides = i == 0 or (i % 2 == 1 and i + 1 < len(items))
+                collect_refs(item, refs, subs, identity, agg, masking, True if decides else conditional)
+        else:  # FILTER (WHERE ..): the condition only decides
+            collect_refs(node.this, refs, subs, identity, agg, masking, conditional)
+            if node.expression is not None:
+                collect_refs(node.expression, refs, subs, identity, agg, masking, True)
         return
     for value in node.args.values():  # ``iter_expressions``, without its compiled generator's cost per child
         if type(value) is list:
             for child in value:
-                if isinstance(child, exp.Expr):
+                if isinstance(child, _EXPR):
                     collect_refs(child, refs, subs, identity, agg, masking, conditional)
-        elif isinstance(value, exp.Expr):
+        elif isinstance(value, _EXPR):
             collect_refs(value, refs, subs, identity, agg, masking, conditional)
 
 
 def _fname(node: exp.Expression) -> str:
-    if isinstance(node, exp.Anonymous):
-        return str(node.name).lower()
     kind = type(node)
-    name = _FUNCTION_NAMES.get(kind)
+    name = _FUNCTION_NAMES.get(kind)  # never an anonymous call's class: its name is the call's own
     if name is None:  # a function's name is its class's: worked out once per class
+        if isinstance(node, exp.Anonymous):
+            return str(node.name).lower()
         try:
             name = node.sql_name().lower()
         except Exception:  # noqa: BLE001 - not a function: its key names it

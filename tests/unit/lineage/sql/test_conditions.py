@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import sqlglot
 from sqlglot import exp
 
@@ -52,3 +54,46 @@ def test_the_key_parts_are_what_the_conditions_walk_of_the_clause_finds() -> Non
             clauses += 1
             kinds.add(type(clause).__name__)
     assert clauses > 150 and kinds >= {"Group", "Order", "Sort", "Distribute"}
+
+
+# Conditions of every kind over qualified, unqualified and quoted columns: aliases an ORDER BY reads first, nesting,
+# set operations, subqueries (correlated too), USING keys, struct paths, windows, HAVING, GROUPING SETS.
+CONDITIONS = [
+    "SELECT e.name FROM emp e JOIN dept d ON e.dept = d.dept WHERE e.salary > 10 AND d.dname <> 'x'",
+    "SELECT name AS dept, salary FROM emp WHERE `dept` = 'a' ORDER BY dept, emp.salary DESC",
+    "SELECT upper(name) AS n FROM emp GROUP BY upper(name) HAVING count(id) > 1 ORDER BY n",
+    "SELECT * FROM (SELECT e.dept AS d, max(e.salary) AS m FROM emp e GROUP BY e.dept) t WHERE t.m > 1 ORDER BY t.d",
+    "SELECT name FROM emp WHERE dept IN (SELECT dept FROM dept WHERE dname = emp.name) ORDER BY salary",
+    "SELECT dept FROM emp WHERE salary > 1 UNION SELECT dept FROM dept WHERE dname LIKE 'a%' ORDER BY dept",
+    "SELECT dept FROM emp INTERSECT SELECT d.dept FROM dept d WHERE d.dname IS NOT NULL",
+    "SELECT dept, name FROM emp JOIN dept USING (dept) WHERE dept = 'x' AND dname = name ORDER BY dept",
+    "SELECT e.info.city FROM emp e WHERE e.info.city = 'Oslo' ORDER BY e.info.city",
+    "SELECT name, rank() OVER (PARTITION BY dept ORDER BY salary) AS r FROM emp QUALIFY r = 1",
+    "SELECT CASE WHEN salary > 1 THEN name END AS n FROM emp e WHERE EXISTS (SELECT 1 FROM dept WHERE dept = e.dept)",
+    "SELECT dept, sum(salary) AS s FROM emp GROUP BY dept, name GROUPING SETS ((dept), (dept, name)) ORDER BY s",
+]
+
+
+def test_a_qualified_column_of_a_condition_reads_what_the_condition_column_rule_reads(monkeypatch) -> None:
+    """``_indirect_expr`` asks ``column_origins`` for a qualified column at once, without ``_condition_column``
+    (whose rule it is): the documents are those of every column going through ``_condition_column``."""
+    from airflow_lineage_provider.lineage.sql.scope import Resolver
+
+    def documents() -> list[dict]:
+        x = SqlExtractor()
+        x.run(DDL)
+        return [x.run(sql).to_dict() for sql in CONDITIONS]
+
+    fast = documents()
+    original = Resolver.column_origins
+
+    def through_the_rule(self, scope, table, name):  # the fast path's call: made through the rule instead
+        caller = sys._getframe(1)
+        if caller.f_code.co_name == "_indirect_expr":
+            return self._condition_column(scope, table, name, caller.f_locals["select_first"])
+        return original(self, scope, table, name)
+
+    monkeypatch.setattr(Resolver, "column_origins", through_the_rule)
+    slow = documents()
+    assert fast == slow
+    assert sum(len(st["indirect"]) for doc in fast for st in doc["statements"]) > 40

@@ -103,6 +103,13 @@ _MY_STATEMENTS = [
     "SELECT x, (SELECT SUM(z) AS s FROM w WHERE w.k = t.k) AS inner_sum FROM t LATERAL VIEW explode(arr) e AS el",
     "SELECT * REPLACE (a + 1 AS a) FROM VALUES (1, 'x') AS v(A, B)",
     "SELECT 1",
+    # Columns that hold more than names (``t.*`` and its star's queries, aliases), and names only (``FindAll``
+    # does not queue those): quoted, with a db and a catalog, in lists, in conditions, in set operations.
+    "SELECT t.* REPLACE ((SELECT max(x) AS M FROM u) AS a) FROM t",
+    "SELECT s.* EXCEPT (a) FROM (SELECT a AS A, b FROM t) s WHERE s.b IN (SELECT c FROM w)",
+    "SELECT cat.db.t.a, `Q`.`b` AS B FROM cat.db.t JOIN q AS `Q` ON t.a = `Q`.b",
+    "SELECT a FROM t WHERE t.a > 1 UNION ALL SELECT u.b AS A FROM u JOIN (SELECT k FROM v) AS x ON u.k = x.k",
+    "SELECT count(t.*), max(b) OVER (PARTITION BY t.a ORDER BY `b`) AS m FROM t GROUP BY t.a, b",
 ]
 
 
