@@ -60,15 +60,24 @@ class TableInfo:
         """``column`` read as it is from this table (named ``label``), under the name the table stores it by;
         ``None`` when the table has no such column. Made once per table and column: statement after
         statement reads the same columns."""
+        known = self.origins_made(label)
+        found = known.get(column, _NONE)
+        if found is _NONE:
+            stored = self.lookup(column)
+            found = known[column] = frozenset({origin((label, stored[0], IDENTITY, "", False))}) if stored else None
+        return found
+
+    def origins_made(self, label: str) -> dict[str, frozenset[Origin] | None]:
+        """What ``origins`` made so far for the table named ``label``, per column as a query writes it: a
+        resolver reads it first and asks ``origins`` for a column not in it (a dictionary look-up per column,
+        not two calls). Valid while the table's column list is the same object (DDL replaces it)."""
         memo = self.__dict__.get("_origins")
         if memo is None or memo[0] is not self.columns:
             memo = self.__dict__["_origins"] = (self.columns, {})
-        key = (label, column)
-        found = memo[1].get(key, _NONE)
-        if found is _NONE:
-            stored = self.lookup(column)
-            found = memo[1][key] = frozenset({origin((label, stored[0], IDENTITY, "", False))}) if stored else None
-        return found
+        known = memo[1].get(label)
+        if known is None:
+            known = memo[1][label] = {}
+        return known
 
     def type_of(self, column: str) -> str | None:
         found = self.lookup(column)

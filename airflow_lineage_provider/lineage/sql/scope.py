@@ -72,7 +72,8 @@ class Resolver(Conditions, Pivots):
         self._pending: list[exp.Expression] = []
         self._src_memo: dict[tuple[int, str], frozenset[Origin]] = {}
         self._column_memo: dict[tuple[int, str, str], frozenset[Origin]] = {}
-        self._tables: dict[tuple[str, str, str], tuple[str, TableInfo | None, Dataset, bool, str]] = {}
+        self._tables: dict[tuple[str, str, str], tuple[str, TableInfo | None, Dataset, bool, str,
+                                                         dict[str, frozenset[Origin] | None] | None]] = {}
         self.noted: set[int] = set()  # projections whose conditions and window keys are noted
         self.conditions_noted: set[tuple[int, str, str, str]] = set()  # (scope, table, column, subtype) noted
         self.where_columns = where_columns or {}
@@ -340,8 +341,11 @@ class Resolver(Conditions, Pivots):
         known = self._tables.get(parts)
         if known is None:  # a table is read in many scopes: look it up and name it once
             name, info, dataset = self.catalog.table(parts)
-            known = self._tables[parts] = (name, info, dataset, info is not None and info.view is None, dataset.label)
-        return Source("table", table, name=known[0], info=known[1], dataset=known[2], plain=known[3], label=known[4])
+            plain = info is not None and info.view is None
+            known = self._tables[parts] = (name, info, dataset, plain, dataset.label,
+                                           info.origins_made(dataset.label) if plain else None)
+        return Source("table", table, name=known[0], info=known[1], dataset=known[2], plain=known[3], label=known[4],
+                      made=known[5])
 
     def source_outputs(self, src: Source) -> list[str] | None:
         """Column names a source offers; ``None`` when unknown."""
@@ -537,8 +541,11 @@ class Resolver(Conditions, Pivots):
             src = None
         if src is None:
             found = self._column_origins(scope, table, name)  # unqualified, or a relation of an outer query
-        elif src.plain:
-            found = self._table_column(src, name)  # the common case, a column of a table this scope reads
+        elif src.plain:  # the common case, a column of a table this scope reads: its origins most often made
+            self.result.inputs.setdefault(src.label, src.dataset)
+            found = src.made.get(name)
+            if found is None:
+                found = self._table_column(src, name)  # made now (or no such column: said there)
         else:
             found = self.source_column(scope, src, name)  # a relation of this scope (``_column_origins``' first)
         self._column_memo[key] = found

@@ -31,6 +31,8 @@ class Source:
     # A table with a schema, not a view: its columns are the table's own (``Resolver.column_origins``' fast path).
     plain: bool = False
     label: str = ""  # a table: its dataset's label, the table of its columns' origins
+    # A plain table: its columns' origins made so far (``TableInfo.origins_made``), read before asking for one.
+    made: dict[str, frozenset[Origin] | None] | None = None
 
 
 @dataclass

@@ -7,6 +7,7 @@ import sqlglot
 from sqlglot import exp
 
 from airflow_lineage_provider.lineage.sql import SqlExtractor
+from airflow_lineage_provider.lineage.sql.catalog import TableInfo
 from airflow_lineage_provider.lineage.sql.qualify import qualify
 from airflow_lineage_provider.lineage.sql.render import cast_call
 from airflow_lineage_provider.lineage.sql.scope import _UNNAMED, Resolver, _unnamed
@@ -122,3 +123,29 @@ def test_a_clause_naming_a_resolved_projection_reads_the_origins_found_for_it(st
                     assert resolver.expression_origins(scope, p) == found, (sql, p.sql())
                     checked += 1
     assert checked > 1000
+
+
+PLAIN = [
+    "SELECT E.Name, e.`dept`, upper(e.NAME) FROM emp E WHERE e.salary > 1",  # case and quoting as written
+    "SELECT a.name, b.name AS boss FROM emp a JOIN emp b ON a.id = b.id",  # one table twice
+    "SELECT x.n, x.d FROM (SELECT e.name AS n, e.dept AS d FROM emp e) x ORDER BY x.n",
+    "SELECT d.dname FROM dept d WHERE d.dept IN (SELECT e.dept FROM emp e WHERE e.salary > 0)",
+]
+
+
+def _outcome(x, sql: str):
+    result = _resolver(x, sql).run()
+    return result.columns, result.indirect, result.inputs, result.warnings, result.confidence
+
+
+def test_a_column_of_a_plain_table_has_the_origins_the_table_makes(statements, monkeypatch) -> None:
+    """``column_origins`` reads a column of a table with a schema from the origins the table made so far
+    (``TableInfo.origins_made``), asking ``_table_column`` only for one not made: the same lineage, inputs and
+    warnings as when every column is asked for (nothing made yet)."""
+    own = statements[0][0]
+    cases = [(own, sql) for sql in PLAIN] + statements
+    fast = [_outcome(x, sql) for x, sql in cases]
+    fast = [_outcome(x, sql) for x, sql in cases]  # the tables' origins all made by now
+    monkeypatch.setattr(TableInfo, "origins_made", lambda self, label: {})  # none made: each column asked for
+    for (x, sql), found in zip(cases, fast):
+        assert _outcome(x, sql) == found, sql
