@@ -526,26 +526,30 @@ class Resolver(Conditions, Pivots):
     def column_origins(self, scope: Scope, table: str, name: str) -> frozenset[Origin]:
         """Origins of a column reference ``table.name`` read in ``scope`` (outer references included).
 
-        Remembered per scope and name: a column is read by projections and conditions alike. Given its
-        names, not the node: a caller that read them already (a condition's key) does not read them again
-        (each ``.table`` / ``.name`` of sqlglot's compiled nodes costs some 250-300 instructions)."""
+        Remembered per scope and name (a plain table's, per table): a column is read by projections and
+        conditions alike. Given its names, not the node: a caller that read them already (a condition's key)
+        does not read them again (each ``.table`` / ``.name`` of sqlglot's compiled nodes costs some 250-300
+        instructions)."""
         scope_id = id(scope)
+        if table:
+            sources = self._sources.get(scope_id)  # made once per scope (``sources``), most often made already
+            src = (sources if sources is not None else self.sources(scope)).get(table)
+            if src is not None and src.plain:
+                # The common case, a column of a table this scope reads: its origins are made once per table
+                # and column (``TableInfo.origins_made``), remembered there, not here.
+                if not src.noted:
+                    src.noted = True
+                    self.result.inputs.setdefault(src.label, src.dataset)
+                found = src.made.get(name)
+                return found if found is not None else self._table_column(src, name)  # made now, or no such column
+        else:
+            src = None
         key = (scope_id, table, name)
         found = self._column_memo.get(key)
         if found is not None:
             return found
-        if table:
-            sources = self._sources.get(scope_id)  # made once per scope (``sources``), most often made already
-            src = (sources if sources is not None else self.sources(scope)).get(table)
-        else:
-            src = None
         if src is None:
             found = self._column_origins(scope, table, name)  # unqualified, or a relation of an outer query
-        elif src.plain:  # the common case, a column of a table this scope reads: its origins most often made
-            self.result.inputs.setdefault(src.label, src.dataset)
-            found = src.made.get(name)
-            if found is None:
-                found = self._table_column(src, name)  # made now (or no such column: said there)
         else:
             found = self.source_column(scope, src, name)  # a relation of this scope (``_column_origins``' first)
         self._column_memo[key] = found

@@ -33,6 +33,7 @@ class Source:
     label: str = ""  # a table: its dataset's label, the table of its columns' origins
     # A plain table: its columns' origins made so far (``TableInfo.origins_made``), read before asking for one.
     made: dict[str, frozenset[Origin] | None] | None = None
+    noted: bool = False  # a plain table: its dataset is in the result's inputs (at its first column read)
 
 
 @dataclass
