@@ -68,8 +68,7 @@ class Resolver(Conditions, Pivots):
         self._sources: dict[int, dict[str, Source]] = {}
         self._projections: dict[int, dict[str, exp.Expression]] = {}
         self._outputs: dict[int, list[str]] = {}
-        self._texts: dict[int, str] = {}
-        self._pending: list[exp.Expression] = []
+        self._pending: dict[int, exp.Expression] = {}  # expressions whose text is asked for, by id (``render``)
         self._src_memo: dict[tuple[int, str], frozenset[Origin]] = {}
         self._column_memo: dict[tuple[int, str, str], frozenset[Origin]] = {}
         self._tables: dict[tuple[str, str, str], tuple[str, TableInfo | None, Dataset, bool, str,
@@ -170,12 +169,11 @@ class Resolver(Conditions, Pivots):
         key = id(scope)
         out = self._projections.get(key)
         if out is None:
-            out = {}
-            named = [(p.alias_or_name, p) for p in scope.expression.expressions]
-            for name, p in named:
-                out.setdefault(name, p)
-            for name, p in named:  # a struct's field a star spread keeps the type's case
-                out.setdefault(name.lower(), p)
+            # Last first, so that the first projection of a name wins; a name as written before the same in
+            # lower case (a struct's field a star spread keeps the type's case).
+            named = [(p.alias_or_name, p) for p in reversed(scope.expression.expressions)]
+            out = {name.lower(): p for name, p in named}
+            out.update(named)
             self._projections[key] = out
         return out
 
@@ -484,8 +482,8 @@ class Resolver(Conditions, Pivots):
             else:
                 return origins
             text = self.render(inner)
-            return frozenset(o if o.expression else origin((o.table, o.field, o.subtype, text, o.masking))
-                             for o in origins)
+            return frozenset({o if o.expression else origin((o.table, o.field, o.subtype, text, o.masking))
+                              for o in origins})
         identity = self.is_identity(scope, inner)
         refs: list[Ref] = []
         subs: list[exp.Expression] = []
@@ -530,9 +528,8 @@ class Resolver(Conditions, Pivots):
         conditions alike. Given its names, not the node: a caller that read them already (a condition's key)
         does not read them again (each ``.table`` / ``.name`` of sqlglot's compiled nodes costs some 250-300
         instructions)."""
-        scope_id = id(scope)
         if table:
-            sources = self._sources.get(scope_id)  # made once per scope (``sources``), most often made already
+            sources = self._sources.get(id(scope))  # made once per scope (``sources``), most often made already
             src = (sources if sources is not None else self.sources(scope)).get(table)
             if src is not None and src.plain:
                 # The common case, a column of a table this scope reads: its origins are made once per table
@@ -544,7 +541,7 @@ class Resolver(Conditions, Pivots):
                 return found if found is not None else self._table_column(src, name)  # made now, or no such column
         else:
             src = None
-        key = (scope_id, table, name)
+        key = (id(scope), table, name)
         found = self._column_memo.get(key)
         if found is not None:
             return found
@@ -722,13 +719,13 @@ class Resolver(Conditions, Pivots):
         return None
 
     def render(self, node: exp.Expression) -> str:
-        """A placeholder for the expression's text, rendered at the end for the expressions that remain."""
+        """A placeholder for the expression's text, rendered at the end for the expressions that remain.
+
+        Named by the node's id: the same for each time it is asked for, and no other node's (``_pending`` keeps
+        it alive until then)."""
         key = id(node)
-        text = self._texts.get(key)
-        if text is None:
-            text = self._texts[key] = f"\x00{len(self._pending)}"
-            self._pending.append(node)
-        return text
+        self._pending[key] = node
+        return f"\x00{key}"
 
     def _finish_texts(self) -> None:
         rendered: dict[str, str] = {}

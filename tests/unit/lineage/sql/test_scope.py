@@ -149,3 +149,35 @@ def test_a_column_of_a_plain_table_has_the_origins_the_table_makes(statements, m
     monkeypatch.setattr(TableInfo, "origins_made", lambda self, label: {})  # none made: each column asked for
     for (x, sql), found in zip(cases, fast):
         assert _outcome(x, sql) == found, sql
+
+
+def _projections_slow(select: exp.Select) -> dict[str, exp.Expression]:
+    """``projections`` as it was made before: names as written first, then in lower case, the first of each kept."""
+    out: dict[str, exp.Expression] = {}
+    for p in select.expressions:
+        out.setdefault(p.alias_or_name, p)
+    for p in select.expressions:
+        out.setdefault(p.alias_or_name.lower(), p)
+    return out
+
+
+REPEATED = [
+    "SELECT e.name, e.name, upper(e.name) AS name FROM emp e",  # one name three times
+    "SELECT x.Name, x.NAME FROM (SELECT name AS `Name`, dept AS `NAME` FROM emp) x",  # names of one case apart
+    "SELECT s.* FROM (SELECT named_struct('City', 1) AS c, info FROM emp) s",
+]
+
+
+def test_the_projections_by_name_are_the_slow_paths(statements) -> None:
+    """Each name (as written, or in lower case) finds the first projection of that name, as written first."""
+    own = statements[0][0]
+    seen = 0
+    for x, sql in [(own, sql) for sql in REPEATED] + statements:
+        resolver = _resolver(x, sql)
+        for scope in resolver.scopes:
+            if isinstance(scope.expression, exp.Select):
+                slow = _projections_slow(scope.expression)
+                found = resolver.projections(scope)
+                assert found.keys() == slow.keys() and all(found[k] is slow[k] for k in slow), sql
+                seen += 1
+    assert seen > 400
