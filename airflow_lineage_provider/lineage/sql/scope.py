@@ -68,7 +68,7 @@ class Resolver(Conditions, Pivots):
         self._sources: dict[int, dict[str, Source]] = {}
         self._projections: dict[int, dict[str, exp.Expression]] = {}
         self._outputs: dict[int, list[str]] = {}
-        self._pending: dict[int, exp.Expression] = {}  # expressions whose text is asked for, by id (``render``)
+        self._pending: dict[str, exp.Expression] = {}  # expressions whose text is asked for (``render``)
         self._src_memo: dict[tuple[int, str], frozenset[Origin]] = {}
         self._column_memo: dict[tuple[int, str, str], frozenset[Origin]] = {}
         self._tables: dict[tuple[str, str, str], tuple[str, TableInfo | None, Dataset, bool, str,
@@ -342,8 +342,7 @@ class Resolver(Conditions, Pivots):
             plain = info is not None and info.view is None
             known = self._tables[parts] = (name, info, dataset, plain, dataset.label,
                                            info.origins_made(dataset.label) if plain else None)
-        return Source("table", table, name=known[0], info=known[1], dataset=known[2], plain=known[3], label=known[4],
-                      made=known[5])
+        return Source("table", table, *known)  # (name, info, dataset, plain, label, made): Source's fields in order
 
     def source_outputs(self, src: Source) -> list[str] | None:
         """Column names a source offers; ``None`` when unknown."""
@@ -723,21 +722,22 @@ class Resolver(Conditions, Pivots):
 
         Named by the node's id: the same for each time it is asked for, and no other node's (``_pending`` keeps
         it alive until then)."""
-        key = id(node)
-        self._pending[key] = node
-        return f"\x00{key}"
+        placeholder = f"\x00{id(node)}"
+        self._pending[placeholder] = node
+        return placeholder
 
     def _finish_texts(self) -> None:
         rendered: dict[str, str] = {}
+        pending = self._pending
         columns = []
         for name, origins in self.result.columns:
             done = []
             for o in origins:
                 placeholder = o.expression
-                if placeholder[:1] == "\x00":
+                if placeholder in pending:  # no text an expression is written as (NUL and digits)
                     text = rendered.get(placeholder)
                     if text is None:
-                        node = self._pending[int(placeholder[1:])]
+                        node = pending[placeholder]
                         try:
                             text = render(node)
                         except RecursionError:
