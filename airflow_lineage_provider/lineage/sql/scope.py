@@ -61,16 +61,18 @@ class Resolver(Conditions, Pivots):
         self.scopes: list[Scope] = list(self.root.traverse()) if self.root is not None else []  # walked once
         self.scope_of: dict[int, Scope] = {id(s.expression): s for s in self.scopes}
         self.result = Result([])
-        self._memo: dict[tuple[int, str | int], frozenset[Origin]] = {}
+        # Memos per scope are keyed by the scope itself: sqlglot's Scope is hashed and compared by identity, as
+        # its id would be (no ``id()`` call per look-up), and the scopes live as long as the resolver (``scopes``).
+        self._memo: dict[tuple[Scope, str | int], frozenset[Origin]] = {}
         # Per projection (its id), the origins ``resolve`` found for it: what a clause naming it by its alias
         # reads again (``ORDER BY total``), as ``expression_origins`` would find them anew (``_condition_column``).
         self._projection_origins: dict[int, frozenset[Origin]] = {}
-        self._sources: dict[int, dict[str, Source]] = {}
-        self._projections: dict[int, dict[str, exp.Expression]] = {}
-        self._outputs: dict[int, list[str]] = {}
+        self._sources: dict[Scope, dict[str, Source]] = {}
+        self._projections: dict[Scope, dict[str, exp.Expression]] = {}
+        self._outputs: dict[Scope, list[str]] = {}
         self._pending: dict[str, exp.Expression] = {}  # expressions whose text is asked for (``render``)
         self._src_memo: dict[tuple[int, str], frozenset[Origin]] = {}
-        self._column_memo: dict[tuple[int, str, str], frozenset[Origin]] = {}
+        self._column_memo: dict[tuple[Scope, str, str], frozenset[Origin]] = {}
         self._tables: dict[tuple[str, str, str], tuple[str, TableInfo | None, Dataset, bool, str,
                                                          dict[str, frozenset[Origin] | None] | None]] = {}
         self.noted: set[int] = set()  # projections whose conditions and window keys are noted
@@ -81,7 +83,7 @@ class Resolver(Conditions, Pivots):
         self._null_keys: dict[int, frozenset[str]] = {}  # per scope (``Conditions.null_keys``)
         # Only a query with GROUPING SETS has keys that are NULL in every row: told once, not asked per expression.
         self._grouping_sets = any(grouping_sets_of(s.expression) is not None for s in self.scopes)
-        self._types: dict[tuple[int, int], str | None] = {}  # per scope and position (``output_type``)
+        self._types: dict[tuple[Scope, int], str | None] = {}  # per scope and position (``output_type``)
         self._keyed_names = "[" in sql or "json" in text  # projections qualify names after a key (``_unnamed``)
 
     def run(self) -> Result:
@@ -122,8 +124,7 @@ class Resolver(Conditions, Pivots):
     # -- outputs ------------------------------------------------------------------------------
 
     def outputs(self, scope: Scope) -> list[str]:
-        key = id(scope)
-        out = self._outputs.get(key)
+        out = self._outputs.get(scope)
         if out is None:
             e = scope.expression
             if isinstance(e, exp.SetOperation):
@@ -145,7 +146,7 @@ class Resolver(Conditions, Pivots):
                         out.append(p.alias_or_name)
             else:
                 out = []
-            self._outputs[key] = out
+            self._outputs[scope] = out
         return out
 
     def _leaves_out_all(self, scope: Scope, star: exp.Star) -> bool:
@@ -166,15 +167,14 @@ class Resolver(Conditions, Pivots):
         return ", ".join(sorted(n for n in names if n)) or "its source"
 
     def projections(self, scope: Scope) -> dict[str, exp.Expression]:
-        key = id(scope)
-        out = self._projections.get(key)
+        out = self._projections.get(scope)
         if out is None:
             # Last first, so that the first projection of a name wins; a name as written before the same in
             # lower case (a struct's field a star spread keeps the type's case).
             named = [(p.alias_or_name, p) for p in reversed(scope.expression.expressions)]
             out = {name.lower(): p for name, p in named}
             out.update(named)
-            self._projections[key] = out
+            self._projections[scope] = out
         return out
 
     def _spark_names(self, scope: Scope) -> dict[int, str]:
@@ -275,12 +275,11 @@ class Resolver(Conditions, Pivots):
     # -- sources -----------------------------------------------------------------------------
 
     def sources(self, scope: Scope) -> dict[str, Source]:
-        key = id(scope)
-        out = self._sources.get(key)
+        out = self._sources.get(scope)
         if out is not None:
             return out
         out = {}
-        self._sources[key] = out
+        self._sources[scope] = out
         sel = scope.expression
         if not isinstance(sel, exp.Select):
             return out
@@ -366,7 +365,7 @@ class Resolver(Conditions, Pivots):
 
     def resolve(self, scope: Scope, name: str, position: int | None = None) -> frozenset[Origin]:
         """Source columns of the output column ``name`` of ``scope``."""
-        key = (id(scope), name) if position is None else (id(scope), position)  # a position decides alone
+        key = (scope, name) if position is None else (scope, position)  # a position decides alone
         found = self._memo.get(key)
         if found is not None:
             return found
@@ -408,7 +407,7 @@ class Resolver(Conditions, Pivots):
 
         Remembered per scope and position: a set operation's branches are typed again by each set
         operation above them (a chain of UNIONs is a nest of them)."""
-        key = (id(scope), position)
+        key = (scope, position)
         if key in self._types:
             return self._types[key]
         e = scope.expression
@@ -528,7 +527,7 @@ class Resolver(Conditions, Pivots):
         does not read them again (each ``.table`` / ``.name`` of sqlglot's compiled nodes costs some 250-300
         instructions)."""
         if table:
-            sources = self._sources.get(id(scope))  # made once per scope (``sources``), most often made already
+            sources = self._sources.get(scope)  # made once per scope (``sources``), most often made already
             src = (sources if sources is not None else self.sources(scope)).get(table)
             if src is not None and src.plain:
                 # The common case, a column of a table this scope reads: its origins are made once per table
@@ -540,7 +539,7 @@ class Resolver(Conditions, Pivots):
                 return found if found is not None else self._table_column(src, name)  # made now, or no such column
         else:
             src = None
-        key = (id(scope), table, name)
+        key = (scope, table, name)
         found = self._column_memo.get(key)
         if found is not None:
             return found

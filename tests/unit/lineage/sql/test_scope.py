@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import sqlglot
 from sqlglot import exp
+from sqlglot.optimizer.scope import Scope
 
 from airflow_lineage_provider.lineage.sql import SqlExtractor
 from airflow_lineage_provider.lineage.sql.catalog import TableInfo
@@ -181,3 +182,9 @@ def test_the_projections_by_name_are_the_slow_paths(statements) -> None:
                 assert found.keys() == slow.keys() and all(found[k] is slow[k] for k in slow), sql
                 seen += 1
     assert seen > 400
+
+
+def test_a_scope_is_its_own_key() -> None:
+    """The resolver keys its memos by the scope itself, not its id: sound while sqlglot's Scope is hashed and
+    compared by identity (a Scope comparing by content would take one scope's memos for another's)."""
+    assert Scope.__hash__ is object.__hash__ and Scope.__eq__ is object.__eq__
