@@ -90,19 +90,20 @@ class Resolver(Conditions, Pivots):
         if self.root is None:
             self.warn("the statement has no query the static extractor understands")
             return self.result
-        names = self.outputs(self.root)
-        spark_names = self._spark_names(self.root)
+        root, columns = self.root, self.result.columns
+        names = self.outputs(root)
+        spark_names = self._spark_names(root)
         for i, name in enumerate(names):
             if name == "*":
                 continue
             try:
-                origins = self.resolve(self.root, name, i)
+                origins = self.resolve(root, name, i)
             except RecursionError:
                 raise
             except Exception as e:  # noqa: BLE001 - one column the extractor cannot read costs that column only
                 self.warn(f"column {spark_names.get(i, name)}: {_unreadable(self._projection(i), e)}")
                 origins = frozenset()
-            self.result.columns.append((spark_names.get(i, name), origins))
+            columns.append((spark_names.get(i, name), origins))
         for scope in self.scopes:
             try:
                 self.note_indirect(scope)
@@ -756,10 +757,8 @@ def _unnamed(p: exp.Expression, sql: str) -> exp.Expression | None:
     ``CAST(1 AS INT)``), after the key of an element (``arr[0]``, ``m['k']``, ``element_at(arr, 1)``: Spark
     names the whole), or after the column of a call sqlglot reads as a cast (``to_timestamp(s)``); ``None``
     for a projection with a name."""
-    if isinstance(p, exp.Subquery) and _UNNAMED.fullmatch(p.alias or ""):
-        return p
-    if not isinstance(p, exp.Alias):
-        return None
+    if not isinstance(p, exp.Alias):  # an alias (the common case, told first) is no subquery
+        return p if isinstance(p, exp.Subquery) and _UNNAMED.fullmatch(p.alias or "") else None
     this, alias = p.this, p.alias
     if alias.startswith("_col_") and _UNNAMED.fullmatch(alias):
         return None if type(this) is exp.Column else this  # a column: named where it is made
