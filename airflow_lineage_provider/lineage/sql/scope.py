@@ -20,13 +20,12 @@ from airflow_lineage_provider.lineage.model import (
     FILTER,
     IDENTITY,
     TRANSFORMATION,
-    Dataset,
     Origin,
     origin,
     stronger,
     widens,
 )
-from airflow_lineage_provider.lineage.sql.catalog import Catalog, TableInfo, ViewLineage, spelled_path
+from airflow_lineage_provider.lineage.sql.catalog import Catalog, NamedTable, ViewLineage, spelled_path
 from airflow_lineage_provider.lineage.sql.conditions import Conditions, grouping_sets_of
 from airflow_lineage_provider.lineage.sql.pivot import Pivots
 from airflow_lineage_provider.lineage.sql.qualify import FILE_FORMATS, using_key
@@ -73,8 +72,7 @@ class Resolver(Conditions, Pivots):
         self._pending: dict[str, exp.Expression] = {}  # expressions whose text is asked for (``render``)
         self._src_memo: dict[tuple[int, str], frozenset[Origin]] = {}
         self._column_memo: dict[tuple[Scope, str, str], frozenset[Origin]] = {}
-        self._tables: dict[tuple[str, str, str], tuple[str, TableInfo | None, Dataset, bool, str,
-                                                         dict[str, frozenset[Origin] | None] | None]] = {}
+        self._tables: dict[tuple[str, str, str], NamedTable] = {}
         self.noted: set[int] = set()  # projections whose conditions and window keys are noted
         self.conditions_noted: set[tuple[int, str, str, str]] = set()  # (scope, table, column, subtype) noted
         self.where_columns = where_columns or {}
@@ -338,11 +336,8 @@ class Resolver(Conditions, Pivots):
         parts = (table.catalog, db, table.name)
         known = self._tables.get(parts)
         if known is None:  # a table is read in many scopes: look it up and name it once
-            name, info, dataset = self.catalog.table(parts)
-            plain = info is not None and info.view is None
-            known = self._tables[parts] = (name, info, dataset, plain, dataset.label,
-                                           info.origins_made(dataset.label) if plain else None)
-        return Source("table", table, *known)  # (name, info, dataset, plain, label, made): Source's fields in order
+            known = self._tables[parts] = self.catalog.table(parts)
+        return Source("table", table, *known)  # a NamedTable: Source's fields in order
 
     def source_outputs(self, src: Source) -> list[str] | None:
         """Column names a source offers; ``None`` when unknown."""

@@ -8,7 +8,6 @@ from sqlglot import exp
 from sqlglot.optimizer.scope import Scope
 
 from airflow_lineage_provider.lineage.sql import SqlExtractor
-from airflow_lineage_provider.lineage.sql.catalog import TableInfo
 from airflow_lineage_provider.lineage.sql.qualify import qualify
 from airflow_lineage_provider.lineage.sql.render import cast_call
 from airflow_lineage_provider.lineage.sql.scope import _UNNAMED, Resolver, _unnamed
@@ -147,7 +146,15 @@ def test_a_column_of_a_plain_table_has_the_origins_the_table_makes(statements, m
     cases = [(own, sql) for sql in PLAIN] + statements
     fast = [_outcome(x, sql) for x, sql in cases]
     fast = [_outcome(x, sql) for x, sql in cases]  # the tables' origins all made by now
-    monkeypatch.setattr(TableInfo, "origins_made", lambda self, label: {})  # none made: each column asked for
+    table_source = Resolver._table_source
+
+    def none_made(self: Resolver, table: exp.Table):  # a plain table with no origin made: each column asked for
+        src = table_source(self, table)
+        if src.made is not None:
+            src.made = {}
+        return src
+
+    monkeypatch.setattr(Resolver, "_table_source", none_made)
     for (x, sql), found in zip(cases, fast):
         assert _outcome(x, sql) == found, sql
 
