@@ -22,7 +22,7 @@ class Source:
 
     kind: str  # table | scope | udtf | func | pivot | values
     node: Any = None  # exp.Table / Scope / exp.Lateral / exp.Pivot / exp.Values
-    # A table's, in the order ``Resolver._table_source`` remembers them for each table a statement names:
+    # A table's, in the order of ``catalog.NamedTable`` (what ``Catalog.table`` tells of a table's name):
     name: str | None = None  # table: catalog name (or path)
     info: TableInfo | None = None
     dataset: Dataset | None = None
