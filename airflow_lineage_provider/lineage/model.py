@@ -277,8 +277,12 @@ def unique_names(columns: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
     the document keys a statement's columns by name, so without this the last one would silently
     replace the first. A table never has two columns of one name, so no write is renamed.
     """
+    columns = list(columns)
+    taken = {name for name, _ in columns}
+    if len(taken) == len(columns):
+        return columns  # no name repeated (the common case): each is its own, told in one pass
     out: list[tuple[str, Any]] = []
-    taken: set[str] = set()
+    taken = set()
     for name, value in columns:
         n, unique = 1, name
         while unique in taken:

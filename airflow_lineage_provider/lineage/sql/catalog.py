@@ -10,7 +10,7 @@ table dropped by the script is gone whatever the parameter or the cache say.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 from airflow_lineage_provider.lineage import naming
 from airflow_lineage_provider.lineage.model import IDENTITY, SPARK_CATALOG, ColumnInput, Dataset, Origin, origin
@@ -60,19 +60,40 @@ class TableInfo:
         """``column`` read as it is from this table (named ``label``), under the name the table stores it by;
         ``None`` when the table has no such column. Made once per table and column: statement after
         statement reads the same columns."""
+        known = self.origins_made(label)
+        found = known.get(column, _NONE)
+        if found is _NONE:
+            stored = self.lookup(column)
+            found = known[column] = frozenset({origin((label, stored[0], IDENTITY, "", False))}) if stored else None
+        return found
+
+    def origins_made(self, label: str) -> dict[str, frozenset[Origin] | None]:
+        """What ``origins`` made so far for the table named ``label``, per column as a query writes it: a
+        resolver reads it first and asks ``origins`` for a column not in it (a dictionary look-up per column,
+        not two calls). Valid while the table's column list is the same object (DDL replaces it)."""
         memo = self.__dict__.get("_origins")
         if memo is None or memo[0] is not self.columns:
             memo = self.__dict__["_origins"] = (self.columns, {})
-        key = (label, column)
-        found = memo[1].get(key, _NONE)
-        if found is _NONE:
-            stored = self.lookup(column)
-            found = memo[1][key] = frozenset({origin((label, stored[0], IDENTITY, "", False))}) if stored else None
-        return found
+        known = memo[1].get(label)
+        if known is None:
+            known = memo[1][label] = {}
+        return known
 
     def type_of(self, column: str) -> str | None:
         found = self.lookup(column)
         return found[1] if found else None
+
+
+class NamedTable(NamedTuple):
+    """What a query's name for a table means (``Catalog.table``): the fields of the resolver's ``Source`` of a
+    table, in their order."""
+
+    name: str  # catalog.db.table, lower-cased
+    info: TableInfo | None
+    dataset: Dataset
+    plain: bool  # a table with a schema, not a view: its columns are its own
+    label: str  # the dataset's label: the table of its columns' origins
+    made: dict[str, frozenset[Origin] | None] | None  # a plain table's origins made so far (``origins_made``)
 
 
 @dataclass
@@ -113,12 +134,12 @@ class Catalog:
                 return TableInfo(name, cols, source="cache")
         return None
 
-    def table(self, parts: tuple[str, str, str]) -> tuple[str, TableInfo | None, Dataset]:
-        """(full name, table, dataset) of the table a query names by ``parts`` (catalog, database, name).
+    def table(self, parts: tuple[str, str, str]) -> NamedTable:
+        """The table a query names by ``parts`` (catalog, database, name).
 
         Remembered while neither the script's DDL nor its USE change what a name means (statement after
-        statement reads the same tables); a table the cache gives, or none gives, is looked up again each
-        time (the cache may learn it)."""
+        statement reads the same tables; DDL puts a new ``TableInfo``, so a table's origins made stay its
+        own); a table the cache gives, or none gives, is looked up again each time (the cache may learn it)."""
         state = (self.version, self.database)
         memo = self.__dict__.get("_tables_named")
         if memo is None or memo[0] != state:
@@ -127,7 +148,10 @@ class Catalog:
         if found is None:
             name = self.full_name(parts)
             info = self.get(name)
-            found = (name, info, naming.from_location(info.location if info else None, table=name))
+            dataset = naming.from_location(info.location if info else None, table=name)
+            plain = info is not None and info.view is None
+            label = dataset.label
+            found = NamedTable(name, info, dataset, plain, label, info.origins_made(label) if plain else None)
             if info is not None and info.source != "cache":
                 memo[1][parts] = found
         return found

@@ -20,13 +20,12 @@ from airflow_lineage_provider.lineage.model import (
     FILTER,
     IDENTITY,
     TRANSFORMATION,
-    Dataset,
     Origin,
     origin,
     stronger,
     widens,
 )
-from airflow_lineage_provider.lineage.sql.catalog import Catalog, TableInfo, ViewLineage, spelled_path
+from airflow_lineage_provider.lineage.sql.catalog import Catalog, NamedTable, ViewLineage, spelled_path
 from airflow_lineage_provider.lineage.sql.conditions import Conditions, grouping_sets_of
 from airflow_lineage_provider.lineage.sql.pivot import Pivots
 from airflow_lineage_provider.lineage.sql.qualify import FILE_FORMATS, using_key
@@ -61,18 +60,19 @@ class Resolver(Conditions, Pivots):
         self.scopes: list[Scope] = list(self.root.traverse()) if self.root is not None else []  # walked once
         self.scope_of: dict[int, Scope] = {id(s.expression): s for s in self.scopes}
         self.result = Result([])
-        self._memo: dict[tuple[int, str | int], frozenset[Origin]] = {}
+        # Memos per scope are keyed by the scope itself: sqlglot's Scope is hashed and compared by identity, as
+        # its id would be (no ``id()`` call per look-up), and the scopes live as long as the resolver (``scopes``).
+        self._memo: dict[tuple[Scope, str | int], frozenset[Origin]] = {}
         # Per projection (its id), the origins ``resolve`` found for it: what a clause naming it by its alias
         # reads again (``ORDER BY total``), as ``expression_origins`` would find them anew (``_condition_column``).
         self._projection_origins: dict[int, frozenset[Origin]] = {}
-        self._sources: dict[int, dict[str, Source]] = {}
-        self._projections: dict[int, dict[str, exp.Expression]] = {}
-        self._outputs: dict[int, list[str]] = {}
-        self._texts: dict[int, str] = {}
-        self._pending: list[exp.Expression] = []
+        self._sources: dict[Scope, dict[str, Source]] = {}
+        self._projections: dict[Scope, dict[str, exp.Expression]] = {}
+        self._outputs: dict[Scope, list[str]] = {}
+        self._pending: dict[str, exp.Expression] = {}  # expressions whose text is asked for (``render``)
         self._src_memo: dict[tuple[int, str], frozenset[Origin]] = {}
-        self._column_memo: dict[tuple[int, str, str], frozenset[Origin]] = {}
-        self._tables: dict[tuple[str, str, str], tuple[str, TableInfo | None, Dataset, bool, str]] = {}
+        self._column_memo: dict[tuple[Scope, str, str], frozenset[Origin]] = {}
+        self._tables: dict[tuple[str, str, str], NamedTable] = {}
         self.noted: set[int] = set()  # projections whose conditions and window keys are noted
         self.conditions_noted: set[tuple[int, str, str, str]] = set()  # (scope, table, column, subtype) noted
         self.where_columns = where_columns or {}
@@ -81,26 +81,27 @@ class Resolver(Conditions, Pivots):
         self._null_keys: dict[int, frozenset[str]] = {}  # per scope (``Conditions.null_keys``)
         # Only a query with GROUPING SETS has keys that are NULL in every row: told once, not asked per expression.
         self._grouping_sets = any(grouping_sets_of(s.expression) is not None for s in self.scopes)
-        self._types: dict[tuple[int, int], str | None] = {}  # per scope and position (``output_type``)
+        self._types: dict[tuple[Scope, int], str | None] = {}  # per scope and position (``output_type``)
         self._keyed_names = "[" in sql or "json" in text  # projections qualify names after a key (``_unnamed``)
 
     def run(self) -> Result:
         if self.root is None:
             self.warn("the statement has no query the static extractor understands")
             return self.result
-        names = self.outputs(self.root)
-        spark_names = self._spark_names(self.root)
+        root, columns = self.root, self.result.columns
+        names = self.outputs(root)
+        spark_names = self._spark_names(root)
         for i, name in enumerate(names):
             if name == "*":
                 continue
             try:
-                origins = self.resolve(self.root, name, i)
+                origins = self.resolve(root, name, i)
             except RecursionError:
                 raise
             except Exception as e:  # noqa: BLE001 - one column the extractor cannot read costs that column only
                 self.warn(f"column {spark_names.get(i, name)}: {_unreadable(self._projection(i), e)}")
                 origins = frozenset()
-            self.result.columns.append((spark_names.get(i, name), origins))
+            columns.append((spark_names.get(i, name), origins))
         for scope in self.scopes:
             try:
                 self.note_indirect(scope)
@@ -122,8 +123,7 @@ class Resolver(Conditions, Pivots):
     # -- outputs ------------------------------------------------------------------------------
 
     def outputs(self, scope: Scope) -> list[str]:
-        key = id(scope)
-        out = self._outputs.get(key)
+        out = self._outputs.get(scope)
         if out is None:
             e = scope.expression
             if isinstance(e, exp.SetOperation):
@@ -145,7 +145,7 @@ class Resolver(Conditions, Pivots):
                         out.append(p.alias_or_name)
             else:
                 out = []
-            self._outputs[key] = out
+            self._outputs[scope] = out
         return out
 
     def _leaves_out_all(self, scope: Scope, star: exp.Star) -> bool:
@@ -166,16 +166,14 @@ class Resolver(Conditions, Pivots):
         return ", ".join(sorted(n for n in names if n)) or "its source"
 
     def projections(self, scope: Scope) -> dict[str, exp.Expression]:
-        key = id(scope)
-        out = self._projections.get(key)
+        out = self._projections.get(scope)
         if out is None:
-            out = {}
-            named = [(p.alias_or_name, p) for p in scope.expression.expressions]
-            for name, p in named:
-                out.setdefault(name, p)
-            for name, p in named:  # a struct's field a star spread keeps the type's case
-                out.setdefault(name.lower(), p)
-            self._projections[key] = out
+            # Last first, so that the first projection of a name wins; a name as written before the same in
+            # lower case (a struct's field a star spread keeps the type's case).
+            named = [(p.alias_or_name, p) for p in reversed(scope.expression.expressions)]
+            out = {name.lower(): p for name, p in named}
+            out.update(named)
+            self._projections[scope] = out
         return out
 
     def _spark_names(self, scope: Scope) -> dict[int, str]:
@@ -276,12 +274,11 @@ class Resolver(Conditions, Pivots):
     # -- sources -----------------------------------------------------------------------------
 
     def sources(self, scope: Scope) -> dict[str, Source]:
-        key = id(scope)
-        out = self._sources.get(key)
+        out = self._sources.get(scope)
         if out is not None:
             return out
         out = {}
-        self._sources[key] = out
+        self._sources[scope] = out
         sel = scope.expression
         if not isinstance(sel, exp.Select):
             return out
@@ -339,9 +336,8 @@ class Resolver(Conditions, Pivots):
         parts = (table.catalog, db, table.name)
         known = self._tables.get(parts)
         if known is None:  # a table is read in many scopes: look it up and name it once
-            name, info, dataset = self.catalog.table(parts)
-            known = self._tables[parts] = (name, info, dataset, info is not None and info.view is None, dataset.label)
-        return Source("table", table, name=known[0], info=known[1], dataset=known[2], plain=known[3], label=known[4])
+            known = self._tables[parts] = self.catalog.table(parts)
+        return Source("table", table, *known)  # a NamedTable: Source's fields in order
 
     def source_outputs(self, src: Source) -> list[str] | None:
         """Column names a source offers; ``None`` when unknown."""
@@ -365,7 +361,7 @@ class Resolver(Conditions, Pivots):
 
     def resolve(self, scope: Scope, name: str, position: int | None = None) -> frozenset[Origin]:
         """Source columns of the output column ``name`` of ``scope``."""
-        key = (id(scope), name) if position is None else (id(scope), position)  # a position decides alone
+        key = (scope, name) if position is None else (scope, position)  # a position decides alone
         found = self._memo.get(key)
         if found is not None:
             return found
@@ -407,7 +403,7 @@ class Resolver(Conditions, Pivots):
 
         Remembered per scope and position: a set operation's branches are typed again by each set
         operation above them (a chain of UNIONs is a nest of them)."""
-        key = (id(scope), position)
+        key = (scope, position)
         if key in self._types:
             return self._types[key]
         e = scope.expression
@@ -480,8 +476,8 @@ class Resolver(Conditions, Pivots):
             else:
                 return origins
             text = self.render(inner)
-            return frozenset(o if o.expression else origin((o.table, o.field, o.subtype, text, o.masking))
-                             for o in origins)
+            return frozenset({o if o.expression else origin((o.table, o.field, o.subtype, text, o.masking))
+                              for o in origins})
         identity = self.is_identity(scope, inner)
         refs: list[Ref] = []
         subs: list[exp.Expression] = []
@@ -522,23 +518,29 @@ class Resolver(Conditions, Pivots):
     def column_origins(self, scope: Scope, table: str, name: str) -> frozenset[Origin]:
         """Origins of a column reference ``table.name`` read in ``scope`` (outer references included).
 
-        Remembered per scope and name: a column is read by projections and conditions alike. Given its
-        names, not the node: a caller that read them already (a condition's key) does not read them again
-        (each ``.table`` / ``.name`` of sqlglot's compiled nodes costs some 250-300 instructions)."""
-        scope_id = id(scope)
-        key = (scope_id, table, name)
+        Remembered per scope and name (a plain table's, per table): a column is read by projections and
+        conditions alike. Given its names, not the node: a caller that read them already (a condition's key)
+        does not read them again (each ``.table`` / ``.name`` of sqlglot's compiled nodes costs some 250-300
+        instructions)."""
+        if table:
+            sources = self._sources.get(scope)  # made once per scope (``sources``), most often made already
+            src = (sources if sources is not None else self.sources(scope)).get(table)
+            if src is not None and src.plain:
+                # The common case, a column of a table this scope reads: its origins are made once per table
+                # and column (``TableInfo.origins_made``), remembered there, not here.
+                if not src.noted:
+                    src.noted = True
+                    self.result.inputs.setdefault(src.label, src.dataset)
+                found = src.made.get(name)
+                return found if found is not None else self._table_column(src, name)  # made now, or no such column
+        else:
+            src = None
+        key = (scope, table, name)
         found = self._column_memo.get(key)
         if found is not None:
             return found
-        if table:
-            sources = self._sources.get(scope_id)  # made once per scope (``sources``), most often made already
-            src = (sources if sources is not None else self.sources(scope)).get(table)
-        else:
-            src = None
         if src is None:
             found = self._column_origins(scope, table, name)  # unqualified, or a relation of an outer query
-        elif src.plain:
-            found = self._table_column(src, name)  # the common case, a column of a table this scope reads
         else:
             found = self.source_column(scope, src, name)  # a relation of this scope (``_column_origins``' first)
         self._column_memo[key] = found
@@ -711,25 +713,26 @@ class Resolver(Conditions, Pivots):
         return None
 
     def render(self, node: exp.Expression) -> str:
-        """A placeholder for the expression's text, rendered at the end for the expressions that remain."""
-        key = id(node)
-        text = self._texts.get(key)
-        if text is None:
-            text = self._texts[key] = f"\x00{len(self._pending)}"
-            self._pending.append(node)
-        return text
+        """A placeholder for the expression's text, rendered at the end for the expressions that remain.
+
+        Named by the node's id: the same for each time it is asked for, and no other node's (``_pending`` keeps
+        it alive until then)."""
+        placeholder = f"\x00{id(node)}"
+        self._pending[placeholder] = node
+        return placeholder
 
     def _finish_texts(self) -> None:
         rendered: dict[str, str] = {}
+        pending = self._pending
         columns = []
         for name, origins in self.result.columns:
             done = []
             for o in origins:
                 placeholder = o.expression
-                if placeholder[:1] == "\x00":
+                if placeholder in pending:  # no text an expression is written as (NUL and digits)
                     text = rendered.get(placeholder)
                     if text is None:
-                        node = self._pending[int(placeholder[1:])]
+                        node = pending[placeholder]
                         try:
                             text = render(node)
                         except RecursionError:
@@ -749,10 +752,8 @@ def _unnamed(p: exp.Expression, sql: str) -> exp.Expression | None:
     ``CAST(1 AS INT)``), after the key of an element (``arr[0]``, ``m['k']``, ``element_at(arr, 1)``: Spark
     names the whole), or after the column of a call sqlglot reads as a cast (``to_timestamp(s)``); ``None``
     for a projection with a name."""
-    if isinstance(p, exp.Subquery) and _UNNAMED.fullmatch(p.alias or ""):
-        return p
-    if not isinstance(p, exp.Alias):
-        return None
+    if not isinstance(p, exp.Alias):  # an alias (the common case, told first) is no subquery
+        return p if isinstance(p, exp.Subquery) and _UNNAMED.fullmatch(p.alias or "") else None
     this, alias = p.this, p.alias
     if alias.startswith("_col_") and _UNNAMED.fullmatch(alias):
         return None if type(this) is exp.Column else this  # a column: named where it is made

@@ -22,15 +22,19 @@ class Source:
 
     kind: str  # table | scope | udtf | func | pivot | values
     node: Any = None  # exp.Table / Scope / exp.Lateral / exp.Pivot / exp.Values
+    # A table's, in the order of ``catalog.NamedTable`` (what ``Catalog.table`` tells of a table's name):
     name: str | None = None  # table: catalog name (or path)
     info: TableInfo | None = None
-    inner: Source | None = None  # pivot: the pivoted relation
-    outer_scope: Scope | None = None  # udtf/func/pivot: the scope whose columns they read
     dataset: Dataset | None = None
-    hidden: bool = False  # a pivoted relation: only its pivot's output is visible by column name
     # A table with a schema, not a view: its columns are the table's own (``Resolver.column_origins``' fast path).
     plain: bool = False
     label: str = ""  # a table: its dataset's label, the table of its columns' origins
+    # A plain table: its columns' origins made so far (``TableInfo.origins_made``), read before asking for one.
+    made: dict[str, frozenset[Origin] | None] | None = None
+    inner: Source | None = None  # pivot: the pivoted relation
+    outer_scope: Scope | None = None  # udtf/func/pivot: the scope whose columns they read
+    hidden: bool = False  # a pivoted relation: only its pivot's output is visible by column name
+    noted: bool = False  # a plain table: its dataset is in the result's inputs (at its first column read)
 
 
 @dataclass

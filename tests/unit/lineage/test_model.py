@@ -162,6 +162,33 @@ def test_unique_names_skips_a_name_the_query_already_has():
     assert names == ["k", "k (2)", "k (3)", "K"]
 
 
+def _unique_names_slow(columns):
+    """``unique_names`` without its fast path (no name repeated): every name through the loop that tells them apart."""
+    out, taken = [], set()
+    for name, value in columns:
+        n, unique = 1, name
+        while unique in taken:
+            n += 1
+            unique = f"{name} ({n})"
+        taken.add(unique)
+        out.append((unique, value))
+    return out
+
+
+@pytest.mark.parametrize("columns", [
+    [],
+    [("a", 1)],
+    [("a", 1), ("b", 2), ("A", 3)],  # case tells names apart
+    [("k (2)", 1), ("k", 2)],  # a name like a told-apart one, not repeated
+    [("k", 1), ("k", 2), ("k", 3)],
+    [("k", 1), ("k (2)", 2), ("k", 3), ("K", 4)],
+    [("x", 1), ("y", 2), ("x", 3), ("x (2)", 4)],  # a told-apart name the query has after it
+])
+def test_unique_names_is_the_slow_paths(columns):
+    """Columns with no repeated name are returned as they are: the same as through the loop."""
+    assert unique_names(iter(columns)) == _unique_names_slow(columns)
+
+
 def test_empty_report_round_trip():
     assert LineageReport.from_dict({"format": FORMAT}) == LineageReport()
 

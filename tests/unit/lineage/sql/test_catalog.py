@@ -12,10 +12,10 @@ def test_a_table_name_follows_use_and_ddl():
     catalog = Catalog(database="a")
     catalog.put(TableInfo("spark_catalog.a.t", [("x", "int")]))
     catalog.put(TableInfo("spark_catalog.b.t", [("y", "int")]))
-    name, info, dataset = catalog.table(("", "", "t"))
+    name, info, dataset = catalog.table(("", "", "t"))[:3]
     assert (name, info.names, dataset.table) == ("spark_catalog.a.t", ["x"], "spark_catalog.a.t")
     catalog.database = "b"  # USE b
-    name, info, _ = catalog.table(("", "", "t"))
+    name, info, _ = catalog.table(("", "", "t"))[:3]
     assert (name, info.names) == ("spark_catalog.b.t", ["y"])
     catalog.put(TableInfo("spark_catalog.b.t", [("y", "int"), ("z", "string")]))  # ALTER TABLE ADD COLUMNS
     assert catalog.table(("", "", "t"))[1].names == ["y", "z"]
@@ -50,3 +50,20 @@ def test_spellings_give_each_name_its_one_case_and_follow_the_ddl(tmp_path):
     assert catalog.spellings() == {"id": "Id"}
     # A cache may learn a table between two statements with no DDL: no spelling can be ruled out.
     assert Catalog(cache=SchemaCache(tmp_path / "schemas.json")).spellings() is None
+
+
+def test_a_table_name_means_what_a_resolver_reads_of_it():
+    """A plain table's name brings the origins the table made so far (``origins_made``): the same dict while
+    the table is the same, a new one when DDL puts a new table; a view's and an unknown table's none."""
+    catalog = Catalog(database="a")
+    catalog.put(TableInfo("spark_catalog.a.t", [("X", "int")]))
+    named = catalog.table(("", "", "t"))
+    assert (named.plain, named.label) == (True, "spark_catalog.a.t")
+    assert named.info.origins(named.label, "x") == named.made["x"] == {Origin("spark_catalog.a.t", "X", IDENTITY, "", False)}
+    assert catalog.table(("", "", "t")).made is named.made
+    catalog.put(TableInfo("spark_catalog.a.t", [("y", "int")]))  # ALTER TABLE ...: a new table
+    again = catalog.table(("", "", "t"))
+    assert again.made is not named.made and not again.made and again.info.origins(again.label, "x") is None
+    catalog.put(TableInfo("spark_catalog.a.v", [("x", "int")], view=object()))
+    assert catalog.table(("", "", "v"))[3:] == (False, "spark_catalog.a.v", None)
+    assert catalog.table(("", "", "nope"))[3:] == (False, "spark_catalog.a.nope", None)

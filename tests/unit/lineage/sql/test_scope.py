@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import sqlglot
 from sqlglot import exp
+from sqlglot.optimizer.scope import Scope
 
 from airflow_lineage_provider.lineage.sql import SqlExtractor
 from airflow_lineage_provider.lineage.sql.qualify import qualify
@@ -122,3 +123,75 @@ def test_a_clause_naming_a_resolved_projection_reads_the_origins_found_for_it(st
                     assert resolver.expression_origins(scope, p) == found, (sql, p.sql())
                     checked += 1
     assert checked > 1000
+
+
+PLAIN = [
+    "SELECT E.Name, e.`dept`, upper(e.NAME) FROM emp E WHERE e.salary > 1",  # case and quoting as written
+    "SELECT a.name, b.name AS boss FROM emp a JOIN emp b ON a.id = b.id",  # one table twice
+    "SELECT x.n, x.d FROM (SELECT e.name AS n, e.dept AS d FROM emp e) x ORDER BY x.n",
+    "SELECT d.dname FROM dept d WHERE d.dept IN (SELECT e.dept FROM emp e WHERE e.salary > 0)",
+]
+
+
+def _outcome(x, sql: str):
+    result = _resolver(x, sql).run()
+    return result.columns, result.indirect, result.inputs, result.warnings, result.confidence
+
+
+def test_a_column_of_a_plain_table_has_the_origins_the_table_makes(statements, monkeypatch) -> None:
+    """``column_origins`` reads a column of a table with a schema from the origins the table made so far
+    (``TableInfo.origins_made``), asking ``_table_column`` only for one not made: the same lineage, inputs and
+    warnings as when every column is asked for (nothing made yet)."""
+    own = statements[0][0]
+    cases = [(own, sql) for sql in PLAIN] + statements
+    fast = [_outcome(x, sql) for x, sql in cases]
+    fast = [_outcome(x, sql) for x, sql in cases]  # the tables' origins all made by now
+    table_source = Resolver._table_source
+
+    def none_made(self: Resolver, table: exp.Table):  # a plain table with no origin made: each column asked for
+        src = table_source(self, table)
+        if src.made is not None:
+            src.made = {}
+        return src
+
+    monkeypatch.setattr(Resolver, "_table_source", none_made)
+    for (x, sql), found in zip(cases, fast):
+        assert _outcome(x, sql) == found, sql
+
+
+def _projections_slow(select: exp.Select) -> dict[str, exp.Expression]:
+    """``projections`` as it was made before: names as written first, then in lower case, the first of each kept."""
+    out: dict[str, exp.Expression] = {}
+    for p in select.expressions:
+        out.setdefault(p.alias_or_name, p)
+    for p in select.expressions:
+        out.setdefault(p.alias_or_name.lower(), p)
+    return out
+
+
+REPEATED = [
+    "SELECT e.name, e.name, upper(e.name) AS name FROM emp e",  # one name three times
+    "SELECT x.Name, x.NAME FROM (SELECT name AS `Name`, dept AS `NAME` FROM emp) x",  # names of one case apart
+    "SELECT s.* FROM (SELECT named_struct('City', 1) AS c, info FROM emp) s",
+]
+
+
+def test_the_projections_by_name_are_the_slow_paths(statements) -> None:
+    """Each name (as written, or in lower case) finds the first projection of that name, as written first."""
+    own = statements[0][0]
+    seen = 0
+    for x, sql in [(own, sql) for sql in REPEATED] + statements:
+        resolver = _resolver(x, sql)
+        for scope in resolver.scopes:
+            if isinstance(scope.expression, exp.Select):
+                slow = _projections_slow(scope.expression)
+                found = resolver.projections(scope)
+                assert found.keys() == slow.keys() and all(found[k] is slow[k] for k in slow), sql
+                seen += 1
+    assert seen > 400
+
+
+def test_a_scope_is_its_own_key() -> None:
+    """The resolver keys its memos by the scope itself, not its id: sound while sqlglot's Scope is hashed and
+    compared by identity (a Scope comparing by content would take one scope's memos for another's)."""
+    assert Scope.__hash__ is object.__hash__ and Scope.__eq__ is object.__eq__
