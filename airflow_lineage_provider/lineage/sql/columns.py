@@ -14,7 +14,7 @@ two to the same trees on every corpus and TPC-DS query.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 from weakref import WeakKeyDictionary
 
 from sqlglot import exp
@@ -29,6 +29,7 @@ from airflow_lineage_provider.lineage.sql.scopes import traverse_scope as noted_
 # Nodes of a GROUP BY that sqlglot looks into for grouped columns.
 _GROUPING_CONTAINERS = (exp.Group, exp.GroupingSets, exp.Cube, exp.Rollup, exp.Tuple, exp.Paren)
 _MISSING = object()
+_NO_IDS: frozenset[int] = frozenset()
 
 
 class _NotHereError(Exception):
@@ -81,6 +82,15 @@ _Known = tuple[Sequence[str], frozenset[str], bool]
 _TABLES: WeakKeyDictionary[MappingSchema, dict[tuple[str, str, str], _Known]] = WeakKeyDictionary()
 
 
+_Make = Callable[..., exp.Identifier]
+_Maker = tuple[_Make, tuple[Any, ...], str]  # ``make(*args)``: a new identifier; the name it holds
+_Plan = tuple[_Make, tuple[Any, ...], "set[int] | frozenset[int]"]  # ``_Scope._plan``
+
+
+def _identifier_of(args: dict[str, Any]) -> exp.Identifier:
+    return exp.Identifier(**args)
+
+
 _NAME_AND_QUOTED = ["this", "quoted"]  # the arguments ``to_identifier(name, quoted)`` gives, in its order
 
 
@@ -128,7 +138,7 @@ class _Scope:
         self._sets: dict[str, frozenset[str]] = {}
         self._owners: dict[str, str | None] = {}
         self._all_sets: list[tuple[str, frozenset[str]]] | None = None
-        self._identifiers: dict[str, tuple[dict[str, Any] | tuple[str, bool] | None, exp.Identifier | None]] = {}
+        self._makers: dict[str, _Maker] = {}
 
     # -- what sqlglot's resolver answers ------------------------------------------------------
 
@@ -249,7 +259,13 @@ class _Scope:
 
     def _identifier(self, table_name: str) -> exp.Identifier:
         """A new identifier naming the source ``table_name`` in a column: its alias's (a copy), else its name."""
-        found = self._identifiers.get(table_name)
+        make, args, _ = self._maker(table_name)
+        return make(*args)
+
+    def _maker(self, table_name: str) -> _Maker:
+        """How ``_identifier`` makes the identifier of ``table_name`` (``make(*args)``) and the name it holds,
+        worked out once per source."""
+        found = self._makers.get(table_name)
         if found is None:
             selected = self.scope.selected_sources.get(table_name)
             node: exp.Expression | None = selected[0] if selected is not None else None
@@ -261,19 +277,25 @@ class _Scope:
             if isinstance(given, exp.Identifier) and not given.comments:
                 # A copy of it, but for the place in the text its meta keeps (a deep copy costs more than
                 # the rest of the column's qualification).
-                found = self._identifiers[table_name] = (_name_and_quoted(dict(given.args)), given)
+                plain = _name_and_quoted(dict(given.args))
+                found = (exp.to_identifier, plain, given.name) if type(plain) is tuple else \
+                    (_identifier_of, (plain,), given.name)
             elif given is None or isinstance(given, str):
                 # What ``to_identifier`` makes of a name, its pattern matched once, not once per column.
                 name = table_name if given is None else given
-                found = self._identifiers[table_name] = ((name, not SAFE_IDENTIFIER_RE.match(name)), None)
+                found = (exp.to_identifier, (name, not SAFE_IDENTIFIER_RE.match(name)), name)
             else:
-                found = self._identifiers[table_name] = (None, given)
-        args, given = found
-        if type(args) is tuple:
-            return exp.to_identifier(*args)
-        if args is not None:
-            return exp.Identifier(**args)
-        return exp.to_identifier(given)
+                found = (exp.to_identifier, (given,), given.name)
+            self._makers[table_name] = found
+        return found
+
+    def _plan(self, owner: str) -> _Plan:
+        """What ``_columns`` gives a column of no table that source ``owner`` alone has, worked out once per
+        source: how to make its identifier, and the ids of the columns that get none (``column_index``: the
+        source is a scope, and they are its own columns)."""
+        make, args, name = self._maker(owner)
+        source = self.scope.sources.get(name)
+        return make, args, source.column_index if isinstance(source, Scope) else _NO_IDS
 
     def _join_context(self, column: exp.Column) -> exp.Join | None:
         args = self.scope.expression.args
@@ -370,11 +392,12 @@ class _Scope:
         column_class = exp.Column
         semi = scope.semi_or_anti_join_tables
         owners = self._owners
+        plans: dict[str, _Plan] = {}  # per source
         sets = self._sets
         undo = self.undo
         for column in _scope_columns(scope):
             args = column.args
-            if type(column) is not column_class or args.get("db") is not None:
+            if type(column) is not column_class or ("db" in args and args["db"] is not None):
                 raise _NotHereError("struct path")
             table = column.table
             name = column.name
@@ -387,13 +410,20 @@ class _Scope:
                     if name not in (names if names is not None else self.name_set(table)):
                         raise _NotHereError("unknown column")
                 continue
-            if semi:
-                identifier = self.get_table(column)
-            else:  # ``get_table``'s first step, without its calls: the owner of most names is known at once
+            if not semi:  # ``get_table``'s first step and the steps below, without their calls
                 owner = owners.get(name, _MISSING)
                 if owner is _MISSING:
                     owner = self.owner(name)
-                identifier = self._identifier(owner) if owner else self.get_table(column)
+                if owner:
+                    plan = plans.get(owner)
+                    if plan is None:
+                        plan = plans[owner] = self._plan(owner)
+                    make, made_args, kept = plan
+                    if id(column) not in kept:  # ``_set``, inline: most columns come here
+                        undo.append((column, "table", args.get("table", _MISSING)))
+                        column.set("table", make(*made_args))
+                    continue
+            identifier = self.get_table(column)
             if identifier is None:
                 # An outer column or an ambiguous one: left as it is, as sqlglot does. An alias
                 # (``SELECT a + 1 AS b .. WHERE b > 0``): sqlglot writes its expression in.
