@@ -635,13 +635,26 @@ class _Scope:
                         _replace(self.undo, node, exp.column(replacement.alias_or_name))
 
 
+class _IsSubclass(dict[type, bool]):
+    """Per class, whether it is a subclass of ``classes``, worked out on its first lookup: read by a subscript
+    alone (no ``get``, no test for a class not seen yet), as it is read per node."""
+
+    def __init__(self, classes: tuple[type, ...]) -> None:
+        super().__init__()
+        self.classes = classes
+
+    def __missing__(self, kind: type) -> bool:
+        found = self[kind] = issubclass(kind, self.classes)
+        return found
+
+
 # The nodes ``Scope.columns`` looks up to from a column, and per class whether it is one: a column of a long
 # WHERE sits below a dozen nodes, and a class looked up costs a fifth of an ``isinstance`` on nine classes.
 _CONTEXTS = (exp.Select, exp.Qualify, exp.Order, exp.Cluster, exp.Having, exp.Hint, exp.Table, exp.Star, exp.Distinct)
-_IS_CONTEXT: dict[type, bool] = {}
+_IS_CONTEXT = _IsSubclass(_CONTEXTS)
 # The clauses of a select below which sqlglot may leave a column out of the scope's columns.
 _CLAUSES = (exp.Qualify, exp.Order, exp.Cluster, exp.Having, exp.Hint, exp.Distinct)
-_IS_CLAUSE: dict[type, bool] = {}  # per class, whether it is one (a class looked up costs less than six checks)
+_IS_CLAUSE = _IsSubclass(_CLAUSES)  # per class, whether it is one (a class looked up costs less than six checks)
 _LEAF_KEYS = frozenset({exp.Column, exp.Literal})  # ORDER BY keys that hold no other expression
 
 
@@ -669,11 +682,7 @@ def _scope_columns(scope: Scope) -> list[exp.Column]:
         is_clause = _IS_CLAUSE
         clauses = []
         for value in expression.args.values():
-            kind = type(value)
-            clause = is_clause.get(kind)
-            if clause is None:
-                clause = is_clause[kind] = issubclass(kind, _CLAUSES)
-            if clause:
+            if is_clause[type(value)]:
                 clauses.append(value)
         if not clauses:
             if not external:
@@ -693,11 +702,7 @@ def _kept(column: exp.Column, named_selects: set[str]) -> bool:
     is_context = _IS_CONTEXT
     ancestor = column.parent
     while ancestor is not None:
-        kind = type(ancestor)
-        stop = is_context.get(kind)
-        if stop is None:
-            stop = is_context[kind] = issubclass(kind, _CONTEXTS)
-        if stop:
+        if is_context[type(ancestor)]:
             break
         ancestor = ancestor.parent
     return bool(  # sqlglot's test, its commonest case first (a column of the select itself)
