@@ -438,6 +438,10 @@ class _Scope:
     def _stars(self) -> None:
         """``_expand_stars``: ``*`` and ``t.*`` from the sources' columns."""
         scope = self.scope
+        if not scope.stars and not scope.scans_all_subscope_columns:
+            # No projection to expand, its projections not looked at: a ``*`` projection is a star of the scope
+            # outside any aggregate (it sets ``scans_all_subscope_columns``), a ``t.*`` one is one of its ``stars``.
+            return
         expression = scope.expression
         new: list[exp.Expression] = []
         expanded = False

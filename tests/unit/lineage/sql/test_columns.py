@@ -60,6 +60,12 @@ CASES = [
     ("SELECT name, dept FROM emp WHERE salary > 1 UNION SELECT dname, dept FROM dept WHERE dname > dept", True),
     ("SELECT name FROM emp WHERE salary > (SELECT max(amount) FROM sales WHERE q = name AND amount > salary)", True),
     ("SELECT k, v, upper(v) FROM `odd name` WHERE k > 1 AND v IN (SELECT dname FROM dept WHERE dname > v)", True),
+    # ``_stars`` looks at the projections only of a scope with a star outside an aggregate or a star column.
+    ("SELECT count(*), max(name) FROM emp WHERE dept IN (SELECT dept FROM dept)", True),
+    ("SELECT e.*, count(*) OVER () AS n FROM emp e", True),
+    ("SELECT x.* FROM (SELECT * FROM dept) x WHERE dname > ''", True),
+    ("SELECT * FROM (SELECT name, dept FROM emp) a UNION ALL SELECT `D`.* FROM dept AS `D`", True),
+    ("WITH c AS (SELECT * FROM sales) SELECT q, (SELECT count(*) FROM c) AS n FROM c", True),
 ]
 
 
