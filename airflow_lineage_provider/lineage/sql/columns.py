@@ -383,8 +383,7 @@ class _Scope:
         sources = scope.sources
         parent = scope.parent
         expression = scope.expression
-        aliases = {p.alias for p in expression.expressions if isinstance(p, exp.Alias)} \
-            if isinstance(expression, exp.Select) else set()
+        aliases: set[str] | None = None  # the output aliases, worked out for the first column no source has
         for column in scope.stars:
             if not isinstance(column, exp.Column) or column.args.get("db") is not None or \
                     (column.table and column.table not in selected):
@@ -427,6 +426,9 @@ class _Scope:
             if identifier is None:
                 # An outer column or an ambiguous one: left as it is, as sqlglot does. An alias
                 # (``SELECT a + 1 AS b .. WHERE b > 0``): sqlglot writes its expression in.
+                if aliases is None:
+                    aliases = {p.alias for p in expression.expressions if isinstance(p, exp.Alias)} \
+                        if isinstance(expression, exp.Select) else set()
                 if name in aliases:
                     raise _NotHereError("alias reference")
                 continue
