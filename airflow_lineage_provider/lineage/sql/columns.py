@@ -14,7 +14,7 @@ two to the same trees on every corpus and TPC-DS query.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 from weakref import WeakKeyDictionary
 
 from sqlglot import exp
@@ -29,6 +29,7 @@ from airflow_lineage_provider.lineage.sql.scopes import traverse_scope as noted_
 # Nodes of a GROUP BY that sqlglot looks into for grouped columns.
 _GROUPING_CONTAINERS = (exp.Group, exp.GroupingSets, exp.Cube, exp.Rollup, exp.Tuple, exp.Paren)
 _MISSING = object()
+_NO_IDS: frozenset[int] = frozenset()
 
 
 class _NotHereError(Exception):
@@ -81,6 +82,15 @@ _Known = tuple[Sequence[str], frozenset[str], bool]
 _TABLES: WeakKeyDictionary[MappingSchema, dict[tuple[str, str, str], _Known]] = WeakKeyDictionary()
 
 
+_Make = Callable[..., exp.Identifier]
+_Maker = tuple[_Make, tuple[Any, ...], str]  # ``make(*args)``: a new identifier; the name it holds
+_Plan = tuple[_Make, tuple[Any, ...], "set[int] | frozenset[int]"]  # ``_Scope._plan``
+
+
+def _identifier_of(args: dict[str, Any]) -> exp.Identifier:
+    return exp.Identifier(**args)
+
+
 _NAME_AND_QUOTED = ["this", "quoted"]  # the arguments ``to_identifier(name, quoted)`` gives, in its order
 
 
@@ -128,7 +138,7 @@ class _Scope:
         self._sets: dict[str, frozenset[str]] = {}
         self._owners: dict[str, str | None] = {}
         self._all_sets: list[tuple[str, frozenset[str]]] | None = None
-        self._identifiers: dict[str, tuple[dict[str, Any] | tuple[str, bool] | None, exp.Identifier | None]] = {}
+        self._makers: dict[str, _Maker] = {}
 
     # -- what sqlglot's resolver answers ------------------------------------------------------
 
@@ -249,7 +259,13 @@ class _Scope:
 
     def _identifier(self, table_name: str) -> exp.Identifier:
         """A new identifier naming the source ``table_name`` in a column: its alias's (a copy), else its name."""
-        found = self._identifiers.get(table_name)
+        make, args, _ = self._maker(table_name)
+        return make(*args)
+
+    def _maker(self, table_name: str) -> _Maker:
+        """How ``_identifier`` makes the identifier of ``table_name`` (``make(*args)``) and the name it holds,
+        worked out once per source."""
+        found = self._makers.get(table_name)
         if found is None:
             selected = self.scope.selected_sources.get(table_name)
             node: exp.Expression | None = selected[0] if selected is not None else None
@@ -261,19 +277,25 @@ class _Scope:
             if isinstance(given, exp.Identifier) and not given.comments:
                 # A copy of it, but for the place in the text its meta keeps (a deep copy costs more than
                 # the rest of the column's qualification).
-                found = self._identifiers[table_name] = (_name_and_quoted(dict(given.args)), given)
+                plain = _name_and_quoted(dict(given.args))
+                found = (exp.to_identifier, plain, given.name) if type(plain) is tuple else \
+                    (_identifier_of, (plain,), given.name)
             elif given is None or isinstance(given, str):
                 # What ``to_identifier`` makes of a name, its pattern matched once, not once per column.
                 name = table_name if given is None else given
-                found = self._identifiers[table_name] = ((name, not SAFE_IDENTIFIER_RE.match(name)), None)
+                found = (exp.to_identifier, (name, not SAFE_IDENTIFIER_RE.match(name)), name)
             else:
-                found = self._identifiers[table_name] = (None, given)
-        args, given = found
-        if type(args) is tuple:
-            return exp.to_identifier(*args)
-        if args is not None:
-            return exp.Identifier(**args)
-        return exp.to_identifier(given)
+                found = (exp.to_identifier, (given,), given.name)
+            self._makers[table_name] = found
+        return found
+
+    def _plan(self, owner: str) -> _Plan:
+        """What ``_columns`` gives a column of no table that source ``owner`` alone has, worked out once per
+        source: how to make its identifier, and the ids of the columns that get none (``column_index``: the
+        source is a scope, and they are its own columns)."""
+        make, args, name = self._maker(owner)
+        source = self.scope.sources.get(name)
+        return make, args, source.column_index if isinstance(source, Scope) else _NO_IDS
 
     def _join_context(self, column: exp.Column) -> exp.Join | None:
         args = self.scope.expression.args
@@ -361,8 +383,7 @@ class _Scope:
         sources = scope.sources
         parent = scope.parent
         expression = scope.expression
-        aliases = {p.alias for p in expression.expressions if isinstance(p, exp.Alias)} \
-            if isinstance(expression, exp.Select) else set()
+        aliases: set[str] | None = None  # the output aliases, worked out for the first column no source has
         for column in scope.stars:
             if not isinstance(column, exp.Column) or column.args.get("db") is not None or \
                     (column.table and column.table not in selected):
@@ -370,11 +391,12 @@ class _Scope:
         column_class = exp.Column
         semi = scope.semi_or_anti_join_tables
         owners = self._owners
+        plans: dict[str, _Plan] = {}  # per source
         sets = self._sets
         undo = self.undo
         for column in _scope_columns(scope):
             args = column.args
-            if type(column) is not column_class or args.get("db") is not None:
+            if type(column) is not column_class or ("db" in args and args["db"] is not None):
                 raise _NotHereError("struct path")
             table = column.table
             name = column.name
@@ -387,16 +409,26 @@ class _Scope:
                     if name not in (names if names is not None else self.name_set(table)):
                         raise _NotHereError("unknown column")
                 continue
-            if semi:
-                identifier = self.get_table(column)
-            else:  # ``get_table``'s first step, without its calls: the owner of most names is known at once
+            if not semi:  # ``get_table``'s first step and the steps below, without their calls
                 owner = owners.get(name, _MISSING)
                 if owner is _MISSING:
                     owner = self.owner(name)
-                identifier = self._identifier(owner) if owner else self.get_table(column)
+                if owner:
+                    plan = plans.get(owner)
+                    if plan is None:
+                        plan = plans[owner] = self._plan(owner)
+                    make, made_args, kept = plan
+                    if id(column) not in kept:  # ``_set``, inline: most columns come here
+                        undo.append((column, "table", args.get("table", _MISSING)))
+                        column.set("table", make(*made_args))
+                    continue
+            identifier = self.get_table(column)
             if identifier is None:
                 # An outer column or an ambiguous one: left as it is, as sqlglot does. An alias
                 # (``SELECT a + 1 AS b .. WHERE b > 0``): sqlglot writes its expression in.
+                if aliases is None:
+                    aliases = {p.alias for p in expression.expressions if isinstance(p, exp.Alias)} \
+                        if isinstance(expression, exp.Select) else set()
                 if name in aliases:
                     raise _NotHereError("alias reference")
                 continue
@@ -408,6 +440,10 @@ class _Scope:
     def _stars(self) -> None:
         """``_expand_stars``: ``*`` and ``t.*`` from the sources' columns."""
         scope = self.scope
+        if not scope.stars and not scope.scans_all_subscope_columns:
+            # No projection to expand, its projections not looked at: a ``*`` projection is a star of the scope
+            # outside any aggregate (it sets ``scans_all_subscope_columns``), a ``t.*`` one is one of its ``stars``.
+            return
         expression = scope.expression
         new: list[exp.Expression] = []
         expanded = False
@@ -605,13 +641,26 @@ class _Scope:
                         _replace(self.undo, node, exp.column(replacement.alias_or_name))
 
 
+class _IsSubclass(dict[type, bool]):
+    """Per class, whether it is a subclass of ``classes``, worked out on its first lookup: read by a subscript
+    alone (no ``get``, no test for a class not seen yet), as it is read per node."""
+
+    def __init__(self, classes: tuple[type, ...]) -> None:
+        super().__init__()
+        self.classes = classes
+
+    def __missing__(self, kind: type) -> bool:
+        found = self[kind] = issubclass(kind, self.classes)
+        return found
+
+
 # The nodes ``Scope.columns`` looks up to from a column, and per class whether it is one: a column of a long
 # WHERE sits below a dozen nodes, and a class looked up costs a fifth of an ``isinstance`` on nine classes.
 _CONTEXTS = (exp.Select, exp.Qualify, exp.Order, exp.Cluster, exp.Having, exp.Hint, exp.Table, exp.Star, exp.Distinct)
-_IS_CONTEXT: dict[type, bool] = {}
+_IS_CONTEXT = _IsSubclass(_CONTEXTS)
 # The clauses of a select below which sqlglot may leave a column out of the scope's columns.
 _CLAUSES = (exp.Qualify, exp.Order, exp.Cluster, exp.Having, exp.Hint, exp.Distinct)
-_IS_CLAUSE: dict[type, bool] = {}  # per class, whether it is one (a class looked up costs less than six checks)
+_IS_CLAUSE = _IsSubclass(_CLAUSES)  # per class, whether it is one (a class looked up costs less than six checks)
 _LEAF_KEYS = frozenset({exp.Column, exp.Literal})  # ORDER BY keys that hold no other expression
 
 
@@ -639,11 +688,7 @@ def _scope_columns(scope: Scope) -> list[exp.Column]:
         is_clause = _IS_CLAUSE
         clauses = []
         for value in expression.args.values():
-            kind = type(value)
-            clause = is_clause.get(kind)
-            if clause is None:
-                clause = is_clause[kind] = issubclass(kind, _CLAUSES)
-            if clause:
+            if is_clause[type(value)]:
                 clauses.append(value)
         if not clauses:
             if not external:
@@ -663,11 +708,7 @@ def _kept(column: exp.Column, named_selects: set[str]) -> bool:
     is_context = _IS_CONTEXT
     ancestor = column.parent
     while ancestor is not None:
-        kind = type(ancestor)
-        stop = is_context.get(kind)
-        if stop is None:
-            stop = is_context[kind] = issubclass(kind, _CONTEXTS)
-        if stop:
+        if is_context[type(ancestor)]:
             break
         ancestor = ancestor.parent
     return bool(  # sqlglot's test, its commonest case first (a column of the select itself)

@@ -421,7 +421,7 @@ def _qualify_tables(query: exp.Expression, db: str, parts: list[exp.Expression] 
     for node in _TABLE_PARTS(query) if parts is None else parts:
         kind = type(node)
         if kind is column_class:
-            if node.args.get("db") is not None:
+            if "db" in node.args and node.args["db"] is not None:  # most columns have no "db" at all: no call
                 return False
         elif kind is table_class:
             if type(node.this) is not exp.Identifier or node.args.get("joins") or node.args.get("pivots"):

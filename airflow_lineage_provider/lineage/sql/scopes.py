@@ -80,7 +80,6 @@ def _collected(scope: Scope, noted: dict[int, list[exp.Expression]]) -> Scope:
     raw: list[exp.Column] = []
     stars: list[exp.Column | exp.Dot] = []
     semi: set[str] = set()
-    index: set[int] = set()
     scans = False
     column_class, star_class = exp.Column, exp.Star
     # The walk took children last first: reversed, a scope's nodes come in ``walk_in_scope``'s order but for
@@ -89,7 +88,6 @@ def _collected(scope: Scope, noted: dict[int, list[exp.Expression]]) -> Scope:
     for node in reversed(noted.get(id(scope.expression), ())):
         cls = type(node)
         if cls is column_class:
-            index.add(id(node))
             if isinstance(node.this, star_class):
                 stars.append(node)
             else:
@@ -131,6 +129,10 @@ def _collected(scope: Scope, noted: dict[int, list[exp.Expression]]) -> Scope:
     scope._join_hints = []
     scope._comprehensions = []
     scope._semi_anti_join_tables = semi
+    # The ids of the columns, ``raw`` and ``stars`` (all columns here), in one call rather than one per column.
+    index = set(map(id, raw))
+    if stars:
+        index.update(map(id, stars))
     scope._column_index = index
     scope._scans_all_subscope_columns = scans
     scope._collected = True

@@ -24,6 +24,7 @@ CREATE TABLE emp (id BIGINT, name STRING, dept STRING, salary DOUBLE, info STRUC
                   tags ARRAY<STRING>) USING parquet;
 CREATE TABLE dept (dept STRING, dname STRING) USING parquet;
 CREATE TABLE sales (id BIGINT, q STRING, amount DOUBLE) USING parquet;
+CREATE TABLE `odd name` (k BIGINT, v STRING) USING parquet;
 """
 
 # (query, whether the columns are qualified here or handed to sqlglot)
@@ -49,6 +50,22 @@ CASES = [
     ("SELECT a, b FROM nowhere", False),  # no schema
     ("SELECT dept FROM emp, dept", True),  # ambiguous: left unqualified, as sqlglot leaves it
     ("SELECT x.a FROM (SELECT name, dept FROM emp) AS x(a, b)", False),
+    # Columns of no table given their source's identifier from one plan per source (``_Scope._plan``): many
+    # columns of one source, a quoted alias, ambiguous and owned names side by side, nesting, a set operation,
+    # a correlated subquery's own columns and the outer ones it reads.
+    ("SELECT name, salary, dept, upper(name) FROM emp AS `Big E` WHERE salary > 1 AND name <> dept", True),
+    ("SELECT id, amount, name, salary FROM sales s JOIN emp e ON s.id = e.id WHERE amount > salary", True),
+    ("SELECT x.n, n, d, dname FROM (SELECT name AS n, dept AS d FROM emp) x JOIN dept ON d = dept.dept", True),
+    ("SELECT n FROM (SELECT n, d FROM (SELECT name AS n, dept AS d FROM emp) a WHERE d > '') b", True),
+    ("SELECT name, dept FROM emp WHERE salary > 1 UNION SELECT dname, dept FROM dept WHERE dname > dept", True),
+    ("SELECT name FROM emp WHERE salary > (SELECT max(amount) FROM sales WHERE q = name AND amount > salary)", True),
+    ("SELECT k, v, upper(v) FROM `odd name` WHERE k > 1 AND v IN (SELECT dname FROM dept WHERE dname > v)", True),
+    # ``_stars`` looks at the projections only of a scope with a star outside an aggregate or a star column.
+    ("SELECT count(*), max(name) FROM emp WHERE dept IN (SELECT dept FROM dept)", True),
+    ("SELECT e.*, count(*) OVER () AS n FROM emp e", True),
+    ("SELECT x.* FROM (SELECT * FROM dept) x WHERE dname > ''", True),
+    ("SELECT * FROM (SELECT name, dept FROM emp) a UNION ALL SELECT `D`.* FROM dept AS `D`", True),
+    ("WITH c AS (SELECT * FROM sales) SELECT q, (SELECT count(*) FROM c) AS n FROM c", True),
 ]
 
 
