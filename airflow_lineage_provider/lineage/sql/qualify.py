@@ -156,6 +156,15 @@ def _walk(query: exp.Expression, text: str) -> _Walked | None:
             elif code & 64:  # a mark: the nodes of a scope are done, what follows is in this one
                 owner = node
                 continue
+            elif code == _NAMED and finding:  # a column or a table (most nodes noted): never a scope's own node
+                parts.append(node)
+                if noted is not None:
+                    found = noted.get(owner)
+                    if found is None:
+                        noted[owner] = [node]
+                    else:
+                        found.append(node)
+                push = to_below
             else:
                 if code & 4:
                     selects.append(node)
@@ -382,6 +391,7 @@ _TABLE_PARTS = Finder(_TABLE_FOUND, (exp.Table, exp.Column))
 # table step), 4 a select, 8 a node ``Scope._collect`` looks at, 16 one that may start a scope, 32 a WHERE;
 # 64 the walk's own mark (an int) of where a scope's nodes end.
 _WALK_CODES: dict[type, int] = {}
+_NAMED = 1 | 2 | 8  # a column's or a table's code: a table part, not entered by the table step, noted; no scope
 
 
 def _walk_code(cls: type) -> int:
