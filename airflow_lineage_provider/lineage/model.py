@@ -278,11 +278,15 @@ def unique_names(columns: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
     replace the first. A table never has two columns of one name, so no write is renamed.
     """
     columns = list(columns)
-    taken = {name for name, _ in columns}
-    if len(taken) == len(columns):
+    if len({name for name, _ in columns}) == len(columns):
         return columns  # no name repeated (the common case): each is its own, told in one pass
+    return _told_apart(columns)
+
+
+def _told_apart(columns: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """``unique_names``' loop: each name taken in turn, a repeat given the first free ``name (n)``."""
     out: list[tuple[str, Any]] = []
-    taken = set()
+    taken: set[str] = set()
     for name, value in columns:
         n, unique = 1, name
         while unique in taken:
