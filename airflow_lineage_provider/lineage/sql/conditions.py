@@ -122,14 +122,14 @@ class Conditions:
     def null_keys(self, scope: Scope) -> frozenset[str]:
         """The texts of the expressions ``GROUP BY a, b GROUPING SETS ((a))`` groups by outside every
         grouping set: Spark's Expand makes them NULL in every row, so they read no source column."""
-        found = self._null_keys.get(id(scope))
+        found = self._null_keys.get(scope)
         if found is None:
             group = grouping_sets_of(scope.expression)
             found = frozenset()
             if group is not None:
                 in_sets = {plain_sql(e) for sets in group.args["grouping_sets"] for e in grouping_expressions(sets)}
                 found = frozenset(plain_sql(e) for e in group.expressions) - in_sets
-            self._null_keys[id(scope)] = found
+            self._null_keys[scope] = found
         return found
 
     def generated_key(self, scope: Scope, name: str) -> exp.Expression | None:
@@ -212,7 +212,6 @@ class Conditions:
         select_first = subtype == SORT
         noted = self.conditions_noted
         other_keys = self._other_keys(scope, node) if self.using else _NO_IDS
-        scope_id = id(scope)
         # What each part reads, noted together at the end: one ``_add_indirect``, not one per column (what
         # is noted is a set of inputs, the same whatever the order they are added in).
         read: list[Iterable[Origin]] = []
@@ -224,7 +223,7 @@ class Conditions:
                 # A column a condition of the scope read already, in the same role: its inputs are noted
                 # (what it reads depends on the scope, its name and the role alone, ``_condition_column``).
                 table, name = n.table, n.name
-                key = (scope_id, table, name, subtype)
+                key = (scope, table, name, subtype)
                 if key not in noted and not isinstance(n.this, exp.Star):
                     noted.add(key)
                     # A qualified column, most of them, is its relation's whatever the clause: ``_condition_column``'s

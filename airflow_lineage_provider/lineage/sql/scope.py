@@ -74,11 +74,11 @@ class Resolver(Conditions, Pivots):
         self._column_memo: dict[tuple[Scope, str, str], frozenset[Origin]] = {}
         self._tables: dict[tuple[str, str, str], NamedTable] = {}
         self.noted: set[int] = set()  # projections whose conditions and window keys are noted
-        self.conditions_noted: set[tuple[int, str, str, str]] = set()  # (scope, table, column, subtype) noted
+        self.conditions_noted: set[tuple[Scope, str, str, str]] = set()  # (scope, table, column, subtype) noted
         self.where_columns = where_columns or {}
         self._views_noted: set[str] = set()
         self._unknown_tables: set[str] = set()
-        self._null_keys: dict[int, frozenset[str]] = {}  # per scope (``Conditions.null_keys``)
+        self._null_keys: dict[Scope, frozenset[str]] = {}  # per scope (``Conditions.null_keys``)
         # Only a query with GROUPING SETS has keys that are NULL in every row: told once, not asked per expression.
         self._grouping_sets = any(grouping_sets_of(s.expression) is not None for s in self.scopes)
         self._types: dict[tuple[Scope, int], str | None] = {}  # per scope and position (``output_type``)
