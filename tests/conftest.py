@@ -18,6 +18,9 @@ import pytest
 
 from tests.helpers import DATA, ROOT  # imports no Airflow: the environment below is set first
 
+# The slowest tests and the time per module at the end of every run; which worker runs which tests.
+pytest_plugins = ("tests.durations", "tests.workers")
+
 _HOME = tempfile.mkdtemp(prefix="airflow-lineage-tests-")
 DAGS = Path(_HOME) / "dags"
 # dag.test() reloads a DAG from the dags folder: the example DAGs and the tests' own go there.
@@ -31,6 +34,13 @@ os.environ["AIRFLOW_LINEAGE_LOCAL_DIR"] = os.path.join(_HOME, "spark_local")
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ["AIRFLOW_LINEAGE_TEST_DATA"] = str(DATA)  # the test DAGs find the test applications here
 os.environ.pop("AIRFLOW__OPENLINEAGE__TRANSPORT", None)
+# Short JVMs on two cores from a class-data archive of Spark's classes (tests/jvm.py; made once per Spark install).
+# A developer's own setting wins.
+if "SPARK_SUBMIT_OPTS" not in os.environ:
+    from tests.jvm import jvm_options
+
+    os.environ["SPARK_SUBMIT_OPTS"] = jvm_options()
+os.environ.setdefault("SPARK_DAEMON_JAVA_OPTS", os.environ["SPARK_SUBMIT_OPTS"])
 # py4j logs at INFO while the interpreter shuts down, when logging's streams are already closed.
 logging.getLogger("py4j").setLevel(logging.WARNING)
 
@@ -49,3 +59,4 @@ def airflow_db() -> str:
     """A migrated SQLite metadata database in the session's Airflow home."""
     subprocess.run([venv_bin("airflow"), "db", "migrate"], check=True, capture_output=True, env=os.environ)
     return _HOME
+

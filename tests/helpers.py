@@ -6,6 +6,7 @@ Imports nothing of Airflow and sets nothing up, so benchmarks can use it too.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,9 @@ DATA = Path(__file__).resolve().parent / "data"
 PLANS = DATA / "plans"  # analyzed plans captured from Spark (records as the driver describes them)
 TPCDS = DATA / "tpcds"
 TPCDS_SUMMARY = ROOT / "docs" / "tpcds_lineage.md"
+# What the tests build once and keep across runs and clones, outside the checkout (scripts/env.sh sets the same).
+CACHE = Path(os.environ.get("AIRFLOW_LINEAGE_CACHE")
+             or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "airflow-lineage-provider")
 
 
 # -- jars ----------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from airflow_lineage_provider.lineage.model import StatementLineage
 from airflow_lineage_provider.lineage.statements import split_statements
 
 
@@ -24,6 +25,25 @@ class Case:
     # Of a statement that makes several writes (a multi-insert), the one the case checks, in the order Spark
     # makes them: one case per write.
     write: int = 0
+
+
+@dataclass(frozen=True)
+class Analyzed:
+    """The corpus analyzed once (the ``corpus_plans`` fixture): each case's plan record, or the error its
+    setup or analysis raised, raised again by whichever test asks for that case."""
+
+    records: dict[str, dict[str, Any] | Exception]
+
+    def record(self, case: Case) -> dict[str, Any]:
+        found = self.records[case.name]
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    def lineage(self, case: Case) -> StatementLineage:
+        from airflow_lineage_provider.lineage.plan import resolve
+
+        return resolve.extract(self.record(case))
 
 
 def prepare(spark: Any, case: Case) -> None:

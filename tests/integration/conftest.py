@@ -1,4 +1,5 @@
-"""One in-process SparkSession for the whole test run (Hive catalog in the session's temp home)."""
+"""One in-process SparkSession for the whole test run (Hive catalog in the session's temp home), and the runs
+of the corpus and TPC-DS in it that several modules read: each made once per test session."""
 
 from __future__ import annotations
 
@@ -39,15 +40,51 @@ def analyze(spark):
     return run
 
 
-@pytest.fixture(scope="module")
-def corpus(spark):
-    """The corpus schema (tests/data/corpus_schema.sql) in the shared session, made current again
-    for each module that uses it (other modules switch the session's database)."""
+def load_corpus_schema(spark) -> None:
+    """The corpus schema (tests/data/corpus_schema.sql) and its Python UDF, made current in ``spark``."""
     spark.udf.register("py_upper", lambda s: s.upper() if s else s)
     for stmt in (DATA / "corpus_schema.sql").read_text().split(";\n"):
         if stmt.strip():
             spark.sql(stmt)
+
+
+@pytest.fixture(scope="module")
+def corpus(spark):
+    """The corpus schema in the shared session, made current again for each module that uses it (other
+    modules switch the session's database)."""
+    load_corpus_schema(spark)
     return spark
+
+
+@pytest.fixture(scope="session")
+def corpus_plans(spark):
+    """Every corpus case analyzed (never executed) once per test session, in the corpus's order, each after
+    its setup: the plan records that ``test_corpus``, ``test_agreement`` and ``test_coverage`` each read."""
+    from tests.integration.case import Analyzed, prepare
+    from tests.integration.corpus import CASES
+
+    load_corpus_schema(spark)
+    records: dict = {}
+    for case in CASES:
+        try:
+            prepare(spark, case)
+            records[case.name] = analyzed_record(spark, case.sql, write=case.write)
+        except Exception as error:  # noqa: BLE001 - kept for the case's own test to raise
+            records[case.name] = error
+    return Analyzed(records)
+
+
+@pytest.fixture(scope="session")
+def tpcds_records(spark):
+    """(name, mode, record) of the 103 TPC-DS queries, analyzed once per test session (``test_tpcds`` and
+    ``test_agreement`` read them)."""
+    from tests.helpers import capture_tpcds, create_tpcds_schema
+
+    create_tpcds_schema(spark)
+    try:
+        return capture_tpcds(spark)
+    finally:
+        spark.sql("USE default")
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,8 @@
 ``spark-submit`` per release, with THAT release's ``spark-submit`` (``SPARK_HOME`` pointed at its distribution,
 as a user points the connection's ``spark-binary`` / ``SPARK_HOME`` at their cluster's Spark).
 
-The releases live in second virtual environments, ``.venv-spark/<X>`` (only ``pyspark==X``), made by
-``scripts/spark_versions.sh`` and kept across runs. The worker's own release (the project's ``.venv``) is the
+The releases live in second virtual environments, ``<CACHE>/spark-venvs-py<3.N>/<X>`` (only ``pyspark==X``), made by
+``scripts/spark_versions.sh`` and kept across runs and clones. The worker's own release (the project's ``.venv``) is the
 reference: each release's documents are compared with its documents, statement by statement.
 """
 
@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,11 +23,12 @@ from airflow_lineage_provider.job import command
 from airflow_lineage_provider.job.dump import JobResult, read_dump
 from airflow_lineage_provider.lineage.extract import from_records
 from airflow_lineage_provider.lineage.statements import split_statements
-from tests.helpers import DATA, ROOT
+from tests.helpers import CACHE, DATA, ROOT
 from tests.integration.case import Case
 from tests.integration.corpus import CASES
 
-VENVS = Path(os.environ.get("AIRFLOW_LINEAGE_SPARK_VENVS", ROOT / ".venv-spark"))
+# One set per Python of the worker (scripts/spark_versions.sh names its default alike).
+VENVS = Path(os.environ.get("AIRFLOW_LINEAGE_SPARK_VENVS") or CACHE / f"spark-venvs-py{sys.version_info[0]}.{sys.version_info[1]}")
 # The cluster releases tested besides the worker's own: the Spark 3.5 line (Scala 2.12) and the newest 4.x.
 RELEASES = tuple(os.environ.get("AIRFLOW_LINEAGE_SPARK_VERSIONS", "3.5.9 4.3.0").split())
 SAME = "same"

@@ -17,8 +17,8 @@ import pytest
 from airflow_lineage_provider.lineage.model import StatementLineage
 from airflow_lineage_provider.lineage.plan import resolve
 from airflow_lineage_provider.lineage.sql import SqlExtractor
-from tests.helpers import DATA, TPCDS, capture_tpcds, create_tpcds_schema, edge_set
-from tests.integration.case import prepare
+from tests.helpers import DATA, TPCDS, edge_set
+from tests.integration.case import Analyzed
 from tests.integration.corpus import CASES
 
 pytestmark = pytest.mark.spark
@@ -64,14 +64,10 @@ def compare(pairs: Iterable[tuple[str, StatementLineage, StatementLineage]]) -> 
     return both, either, diffs
 
 
-def corpus_pairs(analyze) -> list[tuple[str, StatementLineage, StatementLineage]]:
+def corpus_pairs(plans: Analyzed) -> list[tuple[str, StatementLineage, StatementLineage]]:
     """Plan and static lineage of every case, those the static extractor is said to miss included."""
     base = corpus_extractor()
-    pairs = []
-    for case in CASES:
-        prepare(analyze.spark, case)
-        pairs.append((case.name, analyze(case.sql, write=case.write), static_of(base, case.sql, case.setup, case.write)))
-    return pairs
+    return [(case.name, plans.lineage(case), static_of(base, case.sql, case.setup, case.write)) for case in CASES]
 
 
 def tpcds_pairs(records) -> list[tuple[str, StatementLineage, StatementLineage]]:
@@ -87,9 +83,8 @@ def report(label: str, both: int, either: int, diffs: list[tuple]) -> str:
 
 
 @pytest.fixture(scope="module")
-def corpus_lineage(corpus, analyze):
-    corpus.sql("USE corpus")
-    return corpus_pairs(analyze)
+def corpus_lineage(corpus_plans):
+    return corpus_pairs(corpus_plans)
 
 
 @pytest.fixture(scope="module")
@@ -98,13 +93,8 @@ def corpus_result(corpus_lineage):
 
 
 @pytest.fixture(scope="module")
-def tpcds_result(spark):
-    create_tpcds_schema(spark)
-    try:
-        records = capture_tpcds(spark)
-    finally:
-        spark.sql("USE default")
-    return compare(tpcds_pairs(records))
+def tpcds_result(tpcds_records):
+    return compare(tpcds_pairs(tpcds_records))
 
 
 def test_corpus_agreement(corpus_result):

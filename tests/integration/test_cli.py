@@ -20,6 +20,7 @@ def extract(tmp_path, script: str, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_dry_run_json_follows_the_document_format_and_writes_nothing(tmp_path):
     out_dir = tmp_path / "out_dir"
     script = SEED_DDL + SEED_JOIN + ";\n" + f"INSERT OVERWRITE DIRECTORY '{out_dir}' USING parquet SELECT id FROM ods_users;"
@@ -47,6 +48,7 @@ def test_dry_run_json_follows_the_document_format_and_writes_nothing(tmp_path):
     assert not out_dir.exists(), "a dry run must not execute writes"
 
 
+@pytest.mark.slow
 def test_keep_going_reports_the_failing_statement_and_extracts_the_rest(tmp_path):
     script = (
         "CREATE TABLE kg_t (a INT, b STRING) USING parquet;\n"
@@ -67,6 +69,7 @@ def test_keep_going_reports_the_failing_statement_and_extracts_the_rest(tmp_path
     assert "Statement 3 of 4 failed at line 3" in proc.stderr
 
 
+@pytest.mark.slow
 def test_without_keep_going_the_first_failure_stops_the_script(tmp_path):
     script = "SELECT * FROM missing_table;\nCREATE TABLE never_created (a INT) USING parquet;\n"
     proc = extract(tmp_path, script, "--dry-run", "--format", "table")
@@ -82,6 +85,7 @@ def test_unreadable_script_is_a_clear_error(tmp_path):
     assert "cannot read" in proc.stderr and "nope.sql" in proc.stderr
 
 
+@pytest.mark.slow
 def test_driver_dumps_lean_plans_that_the_hook_reads_back(tmp_path):
     """The driver digests each plan while Spark runs on: the dump holds lean records, not Spark's JSON."""
     from airflow_lineage_provider.hooks import local_spark
@@ -122,6 +126,7 @@ SELECT count(*) AS n FROM dst_s;
 """
 
 
+@pytest.mark.slow
 def test_a_scripting_block_and_execute_immediate_report_each_write_they_run(tmp_path):
     proc = extract(tmp_path, SCRIPTED, "--format", "json")
     assert proc.returncode == 0, proc.stderr
@@ -138,6 +143,7 @@ def test_a_scripting_block_and_execute_immediate_report_each_write_they_run(tmp_
         "(src_s.x + v)", "(src_s.x * 2)"}
 
 
+@pytest.mark.slow
 def test_a_dry_run_skips_what_spark_would_run_to_analyze_it_and_says_so(tmp_path):
     proc = extract(tmp_path, SCRIPTED, "--dry-run", "--format", "json")
     assert proc.returncode == 0, proc.stderr
@@ -206,6 +212,7 @@ def test_method_sql_fails_on_a_statement_nested_too_deep_in_one_line_as_on_a_syn
     assert "statement 3 -> (no lineage)  [method=none, confidence=0]" in proc.stdout
 
 
+@pytest.mark.slow
 def test_plan_mode_on_a_statement_nested_too_deep_says_it_once_numbered_as_spark_does(tmp_path):
     """Spark refuses the statement as too complex (its "Statement 3 of 3"); the static extractor's check of it
     is one line with the same number, never a traceback."""
@@ -216,6 +223,7 @@ def test_plan_mode_on_a_statement_nested_too_deep_says_it_once_numbered_as_spark
     assert f"static lineage of statement 3: {NESTED}" in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_dry_run_of_a_row_level_write_says_when_the_tables_format_cannot_run_it(tmp_path):
     """A real run of MERGE/UPDATE/DELETE into a parquet table is refused by Spark when it plans it
     (UNSUPPORTED_FEATURE.TABLE_OPERATION); the dry run plans it too, never runs it, and says so. A table
@@ -280,6 +288,7 @@ def test_a_schema_file_of_the_wrong_shape_is_a_clear_error(tmp_path, schema, sai
     assert line.startswith("airflow-lineage: ") and said in line, line
 
 
+@pytest.mark.slow
 def test_extract_app_runs_a_jar_under_the_jvm_listener(tmp_path):
     """``--app x.jar --class Main``: the jar runs itself with the listener added, as the hook runs it."""
     from tests.rowlevel import jvm_app_jar

@@ -8,7 +8,6 @@ import pytest
 
 from airflow_lineage_provider.lineage.model import StatementLineage
 from tests.helpers import internal_texts
-from tests.integration.case import prepare
 from tests.integration.corpus import CASES, Case
 
 pytestmark = pytest.mark.spark
@@ -37,9 +36,8 @@ def test_corpus_is_large_and_names_are_unique():
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_case(corpus, analyze, case: Case):
-    prepare(corpus, case)
-    st = analyze(case.sql, write=case.write)
+def test_case(corpus_plans, case: Case):
+    st = corpus_plans.lineage(case)
     names = [c for c, _ in st.columns]
     assert all(names) and len(set(names)) == len(names), "a target column is never unnamed, never named twice"
     assert direct(st) == case.columns
@@ -133,12 +131,8 @@ def test_streaming_watermark_passes_lineage_through(corpus, spark, tmp_path):
 
 # -- expression texts a person recognizes, and every target column named ------------------------------------
 
-def test_no_expression_text_of_the_corpus_names_an_internal_class(corpus, analyze):
-    corpus.sql("USE corpus")
-    found = {}
-    for case in CASES:
-        prepare(corpus, case)
-        found[case.name] = internal_texts(analyze(case.sql, write=case.write))
+def test_no_expression_text_of_the_corpus_names_an_internal_class(corpus_plans):
+    found = {case.name: internal_texts(corpus_plans.lineage(case)) for case in CASES}
     assert {name: texts for name, texts in found.items() if texts} == {}
 
 

@@ -78,6 +78,7 @@ def assert_no_secret(*artefacts: object) -> None:
         assert PLANTED not in text, f"the planted secret leaked: ...{text[max(0, text.find(PLANTED) - 200):][:300]}"
 
 
+@pytest.mark.slow
 def test_a_successful_run_shows_no_secret_anywhere(airflow_db, tmp_path, capfd, monkeypatch):
     run, printed, events, docs = run_secret_dag("ok", tmp_path, capfd)
     assert run.state == "success"
@@ -123,6 +124,7 @@ def cli_answers(run, capfd) -> list[str]:
     return printed
 
 
+@pytest.mark.slow
 def test_a_parse_error_shows_no_secret_in_the_log_the_error_or_the_fail_event(airflow_db, tmp_path, capfd,
                                                                               monkeypatch):
     run, printed, events, docs = run_secret_dag("parse_error", tmp_path, capfd)
@@ -137,6 +139,7 @@ def test_a_parse_error_shows_no_secret_in_the_log_the_error_or_the_fail_event(ai
     assert_no_secret(printed, events)
 
 
+@pytest.mark.slow
 def test_a_run_error_shows_no_secret_in_the_log_the_error_or_the_fail_event(airflow_db, tmp_path, capfd,
                                                                             monkeypatch):
     run, printed, events, docs = run_secret_dag("run_error", tmp_path, capfd)
@@ -160,6 +163,7 @@ def run_fault_dag(name: str, capfd) -> tuple[object, str, dict]:
     return run, out.out + out.err, xcoms(dag.dag_id, run.run_id)
 
 
+@pytest.mark.slow
 def test_an_unwritable_dump_uri_costs_the_lineage_a_warning_not_the_job(airflow_db, capfd):
     from tests.dags.lineage_test_faults import DUMP_URI_OUT
 
@@ -185,6 +189,7 @@ def test_an_empty_script_succeeds_without_starting_spark_and_says_so(airflow_db,
     assert "The SQL has no statement (it is empty or holds only comments): Spark was not started" in printed
 
 
+@pytest.mark.slow
 def test_two_embedded_jobs_at_once_take_turns_on_the_catalog_and_say_so_once(tmp_path):
     """Derby lets one JVM into the embedded catalog: the second job waits, in one line, then runs."""
     import subprocess
@@ -259,6 +264,7 @@ def test_a_damaged_dump_costs_lineage_a_warning_never_the_task(tmp_path, damage,
     assert len(kept) == {"corrupt": 1, "truncated": 1, "no plans": 0, "no result": 2}[damage]
 
 
+@pytest.mark.slow
 def test_an_openlineage_endpoint_that_refuses_changes_nothing(airflow_db, tmp_path, capfd):
     """Nothing listens on the transport's port: the events are lost, the task and its XCom are not."""
     import socket
@@ -272,6 +278,7 @@ def test_an_openlineage_endpoint_that_refuses_changes_nothing(airflow_db, tmp_pa
     assert docs["secret_in_sql"]["statements"][0]["method"] == "plan"
 
 
+@pytest.mark.slow
 def test_a_capture_that_cannot_be_imported_leaves_the_job_running_and_says_why(airflow_db, capfd, monkeypatch):
     """The driver cannot import its capture (a broken install): the SQL runs all the same, the task
     succeeds, and its lineage is the static lineage of the SQL, with the reason."""
@@ -289,6 +296,7 @@ def test_a_capture_that_cannot_be_imported_leaves_the_job_running_and_says_why(a
     assert "the plan capture could not be loaded (ImportError: injected: the capture is broken)" in printed
 
 
+@pytest.mark.slow
 def test_an_openlineage_endpoint_that_hangs_changes_nothing(airflow_db, tmp_path, capfd):
     """The transport's server accepts and never answers: the task and its XCom are as without it."""
     import socket
@@ -328,6 +336,7 @@ def _processes_named(marker: str) -> list[str]:
     return [line for line in out.splitlines() if marker in line and "ps -eo" not in line]
 
 
+@pytest.mark.slow
 def test_a_task_killed_mid_statement_leaves_no_spark_process_behind(airflow_db):
     """``airflow tasks test`` of a long statement, stopped with SIGTERM as Airflow stops a task: the
     operator's on_kill stops spark-submit, and no JVM of the job outlives the task."""
@@ -368,6 +377,7 @@ def test_a_task_killed_mid_statement_leaves_no_spark_process_behind(airflow_db):
             os.kill(int(line.split()[0]), signal.SIGKILL)
 
 
+@pytest.mark.slow
 def test_a_retry_after_a_partial_write_reports_the_second_try_alone(airflow_db, capfd):
     from tests.dags.lineage_test_faults import RETRY_OUT
 
@@ -452,6 +462,7 @@ def test_diff_of_a_file_that_cannot_be_read_says_so_and_exits_2(tmp_path):
         assert proc.stderr.strip() == f"airflow-lineage: cannot read {path}: {said}"
 
 
+@pytest.mark.slow
 def test_show_and_diff_skip_a_lineage_xcom_that_is_no_document_saying_why(airflow_db, capfd):
     """Eleven tasks push an XCom ``column_lineage`` that is no lineage document (tests/dags/lineage_test_faults.py):
     the CLI skips each with the reason the UI's API gives, and prints no traceback."""
@@ -506,6 +517,7 @@ def test_show_and_diff_skip_a_lineage_xcom_that_is_no_document_saying_why(airflo
                                              "document in 1 of the runs given: two are needed")
 
 
+@pytest.mark.slow
 def test_one_hook_run_twice_with_one_dump_dir_returns_each_runs_writes_alone(airflow_db, tmp_path):
     """``SparkLineageHook(dump_dir=...)`` used for two jobs: the second's result holds its own write only."""
     from airflow_lineage_provider.hooks.spark_lineage import SparkLineageHook
@@ -621,6 +633,7 @@ def said_once(printed: str, start: str) -> str:
     return re.sub(r"\s+\[[\w.]+\]\s+loc=\S+$", "", lines[0][lines[0].index(start):])
 
 
+@pytest.mark.slow
 def test_a_listener_jar_removed_after_the_check_costs_nothing(airflow_db, spark, capfd, monkeypatch, shipped_jar,
                                                              jar_without_capture):
     """The package's jar disappears (an upgrade, a cleaner) between the check and spark-submit: the run's own
@@ -644,6 +657,7 @@ def test_a_listener_jar_removed_after_the_check_costs_nothing(airflow_db, spark,
     assert "No plan column lineage" not in printed
 
 
+@pytest.mark.slow
 def test_a_damaged_listener_jar_is_not_added_the_jar_runs_and_one_line_says_why(airflow_db, spark, capfd,
                                                                                shipped_jar, jar_without_capture):
     """Spark fails a session whose listener class cannot load: a jar that fails its check is never added."""
@@ -662,6 +676,7 @@ def test_a_damaged_listener_jar_is_not_added_the_jar_runs_and_one_line_says_why(
     assert "airflow_lineage.listener" not in printed  # not in the submitted command either
 
 
+@pytest.mark.slow
 def test_a_dump_uri_this_worker_cannot_write_leaves_the_jar_a_local_dump(airflow_db, spark, capfd, shipped_jar,
                                                                         jar_without_capture):
     from tests.dags.lineage_test_faults import JAR_FAULT_OUT
@@ -678,6 +693,7 @@ def test_a_dump_uri_this_worker_cannot_write_leaves_the_jar_a_local_dump(airflow
     assert said_once(printed, "dump_uri file:///proc/") == warning
 
 
+@pytest.mark.slow
 def test_a_dump_the_spark_driver_cannot_write_costs_the_lineage_one_line(airflow_db, spark, capfd, shipped_jar,
                                                                         jar_without_capture):
     """memory:// is fsspec's in-process file system: this worker makes the run's directory, the driver's
@@ -696,6 +712,7 @@ def test_a_dump_the_spark_driver_cannot_write_costs_the_lineage_one_line(airflow
     assert "[airflow-lineage] warning: the plan dump memory://airflow-lineage-faults/run-" in printed  # the driver's
 
 
+@pytest.mark.slow
 def test_a_listener_that_throws_costs_each_write_its_lineage_not_the_job(airflow_db, spark, capfd, shipped_jar,
                                                                         jar_without_capture):
     from tests.dags.lineage_test_faults import JAR_FAULT_OUT

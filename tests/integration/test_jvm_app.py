@@ -17,7 +17,7 @@ from tests.integration.test_example_dag import xcoms
 from tests.integration.test_pyspark_app import load_test_dag
 from tests.rowlevel import jvm_app_jar
 
-pytestmark = [pytest.mark.spark, pytest.mark.airflow]
+pytestmark = [pytest.mark.spark, pytest.mark.airflow, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

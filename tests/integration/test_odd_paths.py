@@ -95,6 +95,7 @@ def check_odd_run(module, docs: dict, assets: dict, events: list[dict] | None) -
     assert [d["name"] for d in start[0]["outputs"]] == [path for path, _ in want["odd_sql"]]
 
 
+@pytest.mark.slow
 def test_odd_paths_under_dags_test(odd_dags_test):
     module, run, docs, assets, events = odd_dags_test
     assert run.state == "success"

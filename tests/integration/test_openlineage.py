@@ -25,7 +25,7 @@ from tests.conftest import DAGS
 from tests.integration.test_example_dag import load_dag
 from tests.openlineage_spec import registry, validate_event
 
-pytestmark = [pytest.mark.spark, pytest.mark.airflow]
+pytestmark = [pytest.mark.spark, pytest.mark.airflow, pytest.mark.slow]
 
 DEMO = "spark_column_lineage_demo"
 BUILD = f"{DEMO}.build_dwd_users"

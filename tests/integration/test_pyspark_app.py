@@ -13,7 +13,7 @@ from tests.conftest import DATA, venv_bin
 from tests.helpers import document_edges
 from tests.integration.test_example_dag import xcoms
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 APP = "spark_catalog.app."
 AGG = {  # city_sales' columns as the cached aggregate makes them

@@ -4,14 +4,18 @@ release than the project's own, in a fresh virtual environment, and the example 
 
 The lower end is the 4.0 pair; the upper end the 4.3 pair, which PyPI cannot install yet (``pyspark-client``
 4.3.0 does not exist; ``pyspark`` 4.3.0 does): that case skips with pip's own words until it can. The 4.2 pair is
-the project's own ``.venv`` (``test_example_dag.py``). The environments are kept in ``.venv-spark/pair-<X>``
-(the provider installed editable: the tree's code, the pair's dependencies).
+the project's own ``.venv`` (``test_example_dag.py``). The environments are kept outside the checkout, in
+``<CACHE>/spark-venvs-py<3.N>/pair-<X>-<hash of pyproject.toml>``, made again when the project's dependencies
+change (the provider installed editable: the tree's code, the pair's dependencies; pointed at this checkout
+again when another clone made it).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,19 +32,27 @@ ENDS = ("4.0.4", "4.3.0")
 
 
 def pair_venv(version: str) -> Path:
-    """A fresh environment with the provider and ``pyspark`` == ``pyspark-client`` == ``version``, or a skip
-    with pip's reason it cannot be made."""
-    where = VENVS / f"pair-{version}"
+    """An environment of its own with the provider and ``pyspark`` == ``pyspark-client`` == ``version``, or a
+    skip with pip's reason it cannot be made."""
+    digest = hashlib.sha1((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:12]
+    where = VENVS / f"pair-{version}-{digest}"
+    python = str(where / "bin" / "python")
     if (where / ".installed").exists():
+        if (where / ".installed").read_text() != str(ROOT):  # made by another clone: its code is this tree's
+            subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
+                            "-e", str(ROOT)], check=True, capture_output=True, timeout=600)
+            (where / ".installed").write_text(str(ROOT))
         return where
+    for stale in VENVS.glob(f"pair-{version}-*"):  # made for dependencies the project no longer has
+        shutil.rmtree(stale, ignore_errors=True)
     subprocess.run([sys.executable, "-m", "venv", "--clear", str(where)], check=True)
-    proc = subprocess.run([str(where / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+    proc = subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
                            "-e", str(ROOT), f"pyspark=={version}", f"pyspark-client=={version}"],
                           capture_output=True, text=True, timeout=1800)
     if proc.returncode != 0:
         why = [line for line in proc.stderr.splitlines() if line.startswith("ERROR")] or proc.stderr.splitlines()[-1:]
         pytest.skip(f"the pair pyspark == pyspark-client == {version} cannot be installed: {' '.join(why)[:300]}")
-    (where / ".installed").touch()
+    (where / ".installed").write_text(str(ROOT))
     return where
 
 

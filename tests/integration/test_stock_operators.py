@@ -26,7 +26,7 @@ from tests.integration.test_openlineage import openlineage_enabled, read_events,
 from tests.openlineage_spec import registry, validate_event
 from tests.rowlevel import jvm_app_jar
 
-pytestmark = [pytest.mark.spark, pytest.mark.airflow]
+pytestmark = [pytest.mark.spark, pytest.mark.airflow, pytest.mark.slow]
 
 DEMO = "spark_stock_operators_demo"
 REPORT = "spark_stock_city_report"

@@ -5,18 +5,14 @@ from __future__ import annotations
 import pytest
 
 from airflow_lineage_provider.lineage.plan import resolve
-from tests.helpers import TPCDS_SUMMARY, capture_tpcds, create_tpcds_schema, internal_texts, tpcds_summary
+from tests.helpers import TPCDS_SUMMARY, internal_texts, tpcds_summary
 
 pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
-def extracted(spark):
-    create_tpcds_schema(spark)
-    try:
-        return [(name, mode, resolve.extract(record)) for name, mode, record in capture_tpcds(spark)]
-    finally:
-        spark.sql("USE default")
+def extracted(tpcds_records):
+    return [(name, mode, resolve.extract(record)) for name, mode, record in tpcds_records]
 
 
 def test_all_103_queries_are_analyzed(extracted):

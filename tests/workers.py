@@ -1,0 +1,54 @@
+"""Which of the parallel workers runs which tests: whole groups, the costliest first.
+
+A pytest plugin (``tests/conftest.py`` loads it) for ``scripts/test.sh``, which runs the suite on two workers
+(``-n 2``, pytest-xdist). A group goes to one worker whole: a test module, so that its module fixtures (a DAG run,
+a server, a Spark job) are made once; or ``SHARED_RUNS``, the modules that read one of the session's runs of the
+corpus, TPC-DS or the corpus under the JVM listener (``tests/integration/conftest.py``), which a second worker
+would make again. Groups go out in collection order, and the collection puts the costliest first
+(``HEAVY_FIRST``, from the time per module every run prints), so the last group to start is a short one.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+SHARED_RUNS = "shared corpus runs"
+SHARED_RUN_MODULES = frozenset({"test_corpus.py", "test_agreement.py", "test_coverage.py", "test_tpcds.py",
+                                "test_jvm_listener.py"})
+SHARED_FIXTURES = frozenset({"corpus_plans", "tpcds_records", "jvm_corpus"})
+HEAVY_FIRST = ("test_faults.py", "test_stock_operators.py", SHARED_RUNS, "test_spark_connect.py",
+               "test_spark_versions.py", "test_pyspark_range.py", "test_cli.py", "test_cluster.py", "test_odd_paths.py",
+               "test_openlineage.py", "test_example_dag.py", "test_ui.py", "test_trace_ui.py", "test_pyspark_app.py",
+               "test_differential.py", "test_rowlevel.py", "test_jvm_app.py", "test_jdbc.py")
+
+
+def group(nodeid: str) -> str:
+    """The group of a test: its module's path, or ``SHARED_RUNS``."""
+    module = nodeid.split("::", 1)[0]
+    return SHARED_RUNS if module.rsplit("/", 1)[-1] in SHARED_RUN_MODULES else module
+
+
+def _rank(nodeid: str) -> int:
+    name = group(nodeid).rsplit("/", 1)[-1]
+    return HEAVY_FIRST.index(name) if name in HEAVY_FIRST else len(HEAVY_FIRST)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    strays = [item.nodeid for item in items if SHARED_FIXTURES & set(item.fixturenames)
+              and group(item.nodeid) != SHARED_RUNS]
+    if strays:  # a second worker would make the shared run again, as long as the suite itself
+        raise pytest.UsageError(f"tests/workers.py: add the module of {strays[0]} to SHARED_RUN_MODULES: "
+                                f"it reads {sorted(SHARED_FIXTURES)}")
+    items.sort(key=lambda item: _rank(item.nodeid))  # stable: a module's tests keep their order
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group(nodeid)
+
+    config.option.loadscopereorder = False  # the collection's order is the plan
+    return GroupScheduling(config, log)
