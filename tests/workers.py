@@ -2,10 +2,11 @@
 
 A pytest plugin (``tests/conftest.py`` loads it) for ``scripts/test.sh``, which runs the suite on two workers
 (``-n 2``, pytest-xdist). A group goes to one worker whole: a test module, so that its module fixtures (a DAG run,
-a server, a Spark job) are made once; or ``SHARED_RUNS``, the modules that read one of the session's runs of the
-corpus, TPC-DS or the corpus under the JVM listener (``tests/integration/conftest.py``), which a second worker
-would make again. Groups go out in collection order, and the collection puts the costliest first
-(``HEAVY_FIRST``, from the time per module every run prints), so the last group to start is a short one.
+a server, a Spark job) are made once; or one of ``GROUPS``, modules that read what one of them makes once per
+worker: the session's runs of the corpus, its row-level writes, TPC-DS and the corpus under the JVM listener
+(``tests/integration/conftest.py``), or the example DAG's run in the worker's Airflow home. Groups go out in
+collection order, and the collection puts the costliest first (``HEAVY_FIRST``, from the time per module every
+run prints), so the last group to start is a short one.
 """
 
 from __future__ import annotations
@@ -13,23 +14,32 @@ from __future__ import annotations
 import pytest
 
 SHARED_RUNS = "shared corpus runs"
-SHARED_RUN_MODULES = frozenset({"test_corpus.py", "test_agreement.py", "test_coverage.py", "test_tpcds.py",
-                                "test_jvm_listener.py"})
-SHARED_FIXTURES = frozenset({"corpus_plans", "tpcds_records", "jvm_corpus"})
-HEAVY_FIRST = ("test_faults.py", "test_stock_operators.py", SHARED_RUNS, "test_spark_connect.py",
-               "test_spark_versions.py", "test_pyspark_range.py", "test_cli.py", "test_cluster.py", "test_odd_paths.py",
-               "test_openlineage.py", "test_example_dag.py", "test_ui.py", "test_trace_ui.py", "test_pyspark_app.py",
-               "test_differential.py", "test_rowlevel.py", "test_jvm_app.py", "test_jdbc.py")
+DEMO_RUNS = "example DAG run"
+GROUPS = {
+    SHARED_RUNS: frozenset({"test_corpus.py", "test_agreement.py", "test_coverage.py", "test_tpcds.py",
+                            "test_jvm_listener.py", "test_rowlevel.py"}),
+    # test_ui and test_trace_ui read the example DAG's run that test_example_dag left, or make one.
+    DEMO_RUNS: frozenset({"test_example_dag.py", "test_ui.py", "test_trace_ui.py"}),
+}
+SHARED_FIXTURES = frozenset({"corpus_plans", "rowlevel_plans", "tpcds_records", "jvm_corpus"})
+HEAVY_FIRST = ("test_faults.py", SHARED_RUNS, "test_spark_connect.py", "test_spark_versions.py", DEMO_RUNS,
+               "test_stock_operators.py", "test_cli.py", "test_cluster.py", "test_odd_paths.py", "test_differential.py",
+               "test_pyspark_range.py", "test_openlineage.py", "test_pyspark_app.py", "test_hidden_writes.py",
+               "test_trace.py", "test_jdbc.py", "test_jvm_app.py", "test_packaging.py")
+
+
+INTEGRATION = "tests/integration/"  # the modules named above are there
 
 
 def group(nodeid: str) -> str:
-    """The group of a test: its module's path, or ``SHARED_RUNS``."""
+    """The group of a test: one of ``GROUPS``, or its module's path."""
     module = nodeid.split("::", 1)[0]
-    return SHARED_RUNS if module.rsplit("/", 1)[-1] in SHARED_RUN_MODULES else module
+    name = module.removeprefix(INTEGRATION)
+    return next((title for title, modules in GROUPS.items() if name in modules), module)
 
 
 def _rank(nodeid: str) -> int:
-    name = group(nodeid).rsplit("/", 1)[-1]
+    name = group(nodeid).removeprefix(INTEGRATION)
     return HEAVY_FIRST.index(name) if name in HEAVY_FIRST else len(HEAVY_FIRST)
 
 
@@ -37,7 +47,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     strays = [item.nodeid for item in items if SHARED_FIXTURES & set(item.fixturenames)
               and group(item.nodeid) != SHARED_RUNS]
     if strays:  # a second worker would make the shared run again, as long as the suite itself
-        raise pytest.UsageError(f"tests/workers.py: add the module of {strays[0]} to SHARED_RUN_MODULES: "
+        raise pytest.UsageError(f"tests/workers.py: add the module of {strays[0]} to GROUPS[SHARED_RUNS]: "
                                 f"it reads {sorted(SHARED_FIXTURES)}")
     items.sort(key=lambda item: _rank(item.nodeid))  # stable: a module's tests keep their order
 

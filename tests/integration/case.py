@@ -29,21 +29,22 @@ class Case:
 
 @dataclass(frozen=True)
 class Analyzed:
-    """The corpus analyzed once (the ``corpus_plans`` fixture): each case's plan record, or the error its
-    setup or analysis raised, raised again by whichever test asks for that case."""
+    """Corpus cases run once for several modules (the ``corpus_plans`` and ``rowlevel_plans`` fixtures): each
+    case's plan record, or the error its setup, analysis or run raised, raised again by whichever test asks for
+    that case (and mode, for a row-level write run in each mode of the row-level catalog)."""
 
-    records: dict[str, dict[str, Any] | Exception]
+    records: dict[str | tuple[str, str], dict[str, Any] | Exception]
 
-    def record(self, case: Case) -> dict[str, Any]:
-        found = self.records[case.name]
+    def record(self, case: Case, mode: str | None = None) -> dict[str, Any]:
+        found = self.records[case.name if mode is None else (case.name, mode)]
         if isinstance(found, Exception):
             raise found
         return found
 
-    def lineage(self, case: Case) -> StatementLineage:
+    def lineage(self, case: Case, mode: str | None = None) -> StatementLineage:
         from airflow_lineage_provider.lineage.plan import resolve
 
-        return resolve.extract(self.record(case))
+        return resolve.extract(self.record(case, mode))
 
 
 def prepare(spark: Any, case: Case) -> None:

@@ -75,6 +75,32 @@ def corpus_plans(spark):
 
 
 @pytest.fixture(scope="session")
+def rowlevel_plans(spark):
+    """Every row-level write of the corpus (MERGE, UPDATE, DELETE of ``acct``) run for real on the tests' row-level
+    catalog in each of its modes, once per test session, its table made anew each time: the plan records, by
+    (case name, mode), that ``test_rowlevel`` and ``test_coverage`` read."""
+    from airflow_lineage_provider.job.capture import PlanCapture
+    from tests.integration.case import Analyzed, prepare
+    from tests.integration.corpus import CASES
+    from tests.integration.test_rowlevel import MODES, on_rowcat, reset
+
+    load_corpus_schema(spark)
+    capture = PlanCapture(spark)
+    records: dict = {}
+    for case in (c for c in CASES if c.target == "acct"):
+        for mode in MODES:
+            try:
+                prepare(spark, case)
+                reset(spark, mode)
+                record = capture.describe(spark.sql(on_rowcat(case.sql, mode))._jdf.queryExecution().analyzed())
+                record.update(index=0, sql=case.sql)
+                records[case.name, mode] = record
+            except Exception as error:  # noqa: BLE001 - kept for the case's own test to raise
+                records[case.name, mode] = error
+    return Analyzed(records)
+
+
+@pytest.fixture(scope="session")
 def tpcds_records(spark):
     """(name, mode, record) of the 103 TPC-DS queries, analyzed once per test session (``test_tpcds`` and
     ``test_agreement`` read them)."""

@@ -14,21 +14,14 @@ import re
 
 import pytest
 
-from airflow_lineage_provider.job.capture import PlanCapture
 from airflow_lineage_provider.lineage.model import StatementLineage
 from airflow_lineage_provider.lineage.plan import resolve
 from tests.helpers import ROOT
-from tests.integration.case import Analyzed, Case, prepare
+from tests.integration.case import Analyzed, Case
 from tests.integration.corpus import CASES
 from tests.integration.test_agreement import corpus_extractor, static_of
 from tests.integration.test_corpus import direct, indirect
-from tests.integration.test_rowlevel import MODES, on_rowcat, reset
-
-_CAPTURES: dict[int, PlanCapture] = {}
-
-
-def capture_of(spark) -> PlanCapture:
-    return _CAPTURES.setdefault(id(spark), PlanCapture(spark))
+from tests.integration.test_rowlevel import MODES
 
 pytestmark = pytest.mark.spark
 
@@ -72,15 +65,6 @@ def plan_nodes(record: dict) -> list[str]:
 _CLAUSE = re.compile(r"Action$|^Assignment$|\$")
 
 
-def rewritten_record(spark, case: Case, mode: str) -> dict:
-    """The record of a row-level case run on the tests' row-level catalog (``test_rowlevel.py``)."""
-    reset(spark, mode)
-    executed = spark.sql(on_rowcat(case.sql, mode))._jdf.queryExecution().analyzed()
-    record = capture_of(spark).describe(executed)
-    record.update(index=0, sql=case.sql)
-    return record
-
-
 def verdict(case: Case, st: StatementLineage | None, reason: str = "", renamed: str = "") -> str:
     if reason:
         return f"not supported: {reason}"
@@ -104,9 +88,10 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def matrix(spark, plans: Analyzed, jvm: dict[str, str]) -> str:
+def matrix(plans: Analyzed, rowlevel: Analyzed, jvm: dict[str, str]) -> str:
     """The whole document, from the corpus as it runs now: ``plans``, each case analyzed (``corpus_plans``);
-    ``jvm``, each case's verdict through the JVM listener (``jvm_corpus.py``)."""
+    ``rowlevel``, each row-level write run on the tests' row-level catalog (``rowlevel_plans``); ``jvm``, each
+    case's verdict through the JVM listener (``jvm_corpus.py``)."""
     base = corpus_extractor()
     by_section: dict[str, list[str]] = {}
     titles = sections()
@@ -119,9 +104,8 @@ def matrix(spark, plans: Analyzed, jvm: dict[str, str]) -> str:
         plan = verdict(case, resolve.extract(record))
         nodes = ", ".join(plan_nodes(record))
         if case.target == "acct":  # a row-level write: also as it runs on a table with row-level support
-            prepare(spark, case)
             for mode, label in MODES.items():
-                rewritten = rewritten_record(spark, case, mode)
+                rewritten = rowlevel.record(case, mode)
                 nodes += f"; {label}: " + ", ".join(plan_nodes(rewritten))
                 shape = verdict(case, resolve.extract(rewritten), renamed=f"acct_{mode}.")
                 if shape != "exact" and plan == "exact":
@@ -191,9 +175,8 @@ def releases_section() -> list[str]:
 
 
 @pytest.mark.slow
-def test_the_coverage_matrix_is_the_one_the_corpus_gives(corpus, corpus_plans, jvm_corpus):
-    corpus.sql("USE corpus")
-    text = matrix(corpus, corpus_plans, jvm_corpus)
+def test_the_coverage_matrix_is_the_one_the_corpus_gives(corpus_plans, rowlevel_plans, jvm_corpus):
+    text = matrix(corpus_plans, rowlevel_plans, jvm_corpus)
     if os.environ.get("AIRFLOW_LINEAGE_WRITE_COVERAGE"):
         COVERAGE.write_text(text)
     assert COVERAGE.exists(), "docs/coverage.md is missing: run with AIRFLOW_LINEAGE_WRITE_COVERAGE=1"

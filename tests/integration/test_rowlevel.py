@@ -13,7 +13,6 @@ import subprocess
 
 import pytest
 
-from airflow_lineage_provider.job.capture import PlanCapture
 from airflow_lineage_provider.lineage.plan import resolve
 from tests.conftest import venv_bin
 from tests.integration.corpus_spark4 import SPARK4_CASES
@@ -61,18 +60,10 @@ def rows_of(spark, mode: str) -> list[tuple]:
     return sorted(tuple(r) for r in spark.table(f"rowcat.corpus.acct_{mode}").collect())
 
 
-@pytest.fixture(scope="module")
-def capture(corpus):
-    return PlanCapture(corpus)
-
-
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("case", ROW_LEVEL_CASES, ids=[c.name for c in ROW_LEVEL_CASES])
-def test_a_row_level_write_that_runs_has_the_lineage_of_its_dry_run(corpus, capture, case, mode):
-    reset(corpus, mode)
-    executed = corpus.sql(on_rowcat(case.sql, mode))._jdf.queryExecution().analyzed()
-    record = capture.describe(executed)
-    record.update(index=0, sql=case.sql)
+def test_a_row_level_write_that_runs_has_the_lineage_of_its_dry_run(rowlevel_plans, case, mode):
+    record = rowlevel_plans.record(case, mode)
     assert record["plan"][0]["class"].rsplit(".", 1)[-1] in REWRITTEN[mode]
     st = resolve.extract(record)
     as_corpus = {column: {s.replace(f"acct_{mode}.", "acct.") for s in sources}
