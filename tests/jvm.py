@@ -28,6 +28,7 @@ from pathlib import Path
 from tests.helpers import CACHE
 
 BASE_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+KEEP = 4  # archives kept (about 200 MB each; each clone's .venv has its own class path), the last used
 # Statements whose classes most test jobs load: the embedded Hive catalog, DDL, writes, a join, an aggregate.
 _WORKLOAD = (
     "CREATE TABLE a (id BIGINT, name STRING) USING parquet;\n"
@@ -93,4 +94,9 @@ def jvm_options() -> str:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not path.exists():
                 _make(path)
+                for old in sorted(path.parent.glob("*.jsa"), key=lambda p: p.stat().st_mtime, reverse=True)[KEEP:]:
+                    old.unlink(missing_ok=True)
+                    old.with_suffix(".lock").unlink(missing_ok=True)
+    else:
+        os.utime(path)  # used: among the kept
     return f"{BASE_OPTIONS} -XX:SharedArchiveFile={path} -Xlog:cds*=off" if path.exists() else BASE_OPTIONS
