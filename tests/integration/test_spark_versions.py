@@ -3,7 +3,7 @@ clusters run (``spark_versions.py``): every construct family of the corpus throu
 ``spark-submit``, compared with the worker release's documents. One ``spark-submit`` per release for the
 corpus (the JVM listener in the same job), one more for the row-level writes (analyzed: Spark refuses to run
 them on parquet). The releases' environments are downloaded once (300-500 MB each) and kept in
-``.venv-spark/``; offline, a release that is not there is skipped, saying so.
+the tests' cache outside the checkout (``spark_versions.VENVS``); offline, a release that is not there is skipped, saying so.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def release(request, cases, tmp_path_factory):
     version = request.param
     env = sv.venv(version)
     if env is None:
-        pytest.skip(f"pyspark=={version} is not installed in .venv-spark/{version} and could not be installed "
+        pytest.skip(f"pyspark=={version} is not installed in {sv.VENVS / version} and could not be installed "
                     "(offline?): run `bash scripts/spark_versions.sh` where PyPI is reachable")
     base = tmp_path_factory.mktemp(f"spark-{version}")
     home = sv.spark_home(env)
@@ -103,7 +103,7 @@ def test_the_hook_runs_on_the_spark_a_connection_finds_on_path(version, airflow_
 
     env = sv.venv(version)
     if env is None:
-        pytest.skip(f"pyspark=={version} is not installed in .venv-spark/{version} (offline?)")
+        pytest.skip(f"pyspark=={version} is not installed in {sv.VENVS / version} (offline?)")
     home = sv.spark_home(env)
     monkeypatch.setenv("PATH", f"{home / 'bin'}:{os.environ['PATH']}")
     monkeypatch.setenv("SPARK_HOME", str(home))
