@@ -9,8 +9,10 @@ starts:
   than C2's compiler threads and the parallel GC repay;
 - ``-XX:SharedArchiveFile``: a dynamic class-data-sharing archive (JDK 13+) of the classes one representative job
   loads (Hive catalog, DDL, a join, an aggregate, parquet reads and writes, the driver's capture), made once per
-  Spark install and JDK and kept in ``CACHE``; a JVM whose class path is another (an older release's
-  ``spark-submit``, an extra class path) starts without it, and ``-Xlog:cds*=off`` keeps the JVM from saying so.
+  Spark install and JDK and kept in ``CACHE``; a JVM whose class path is another (an extra class path) starts without
+  it, and ``-Xlog:cds*=off`` keeps the JVM from saying so. The other Spark installs of the tests (the releases of
+  ``test_spark_versions``, the pair of ``test_pyspark_range``) take ``options_for(their home)``: their first job
+  leaves the archive of what it loaded when its JVM ends, and the next runs start from it.
 
 docs/testing.md has the figures; none of this is set for users' jobs.
 """
@@ -23,12 +25,14 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tests.helpers import CACHE
 
 BASE_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-KEEP = 4  # archives kept (about 200 MB each; one per Spark install, JDK and set of jar files), the last used
+KEEP = 6  # archives kept (about 200 MB each; one per Spark install, JDK and set of jar files), the last used
 # Statements whose classes most test jobs load: the embedded Hive catalog, DDL, writes, a join, an aggregate.
 _WORKLOAD = (
     "CREATE TABLE a (id BIGINT, name STRING) USING parquet;\n"
@@ -47,14 +51,15 @@ def _java() -> Path | None:
     return Path(found).resolve() if found else None
 
 
-def archive() -> Path | None:
-    """Where the archive of this Spark install and JDK lives (made or not); ``None`` without a JDK."""
+def archive(spark_home: str | Path | None = None) -> Path | None:
+    """Where the archive of a Spark install (default: the worker's pyspark) and the JDK lives (made or not);
+    ``None`` without a JDK."""
     from airflow_lineage_provider.hooks import local_spark
 
     java = _java()
     if java is None:
         return None
-    jars = sorted((Path(local_spark.spark_home()) / "jars").glob("*.jar"))
+    jars = sorted((Path(spark_home or local_spark.spark_home()) / "jars").glob("*.jar"))
     # The JVM takes a class-path jar for the archived one when it is the same file (device and inode, whatever its
     # path: scripts/setup.sh links every clone's jars from uv's cache) with the same size and time.
     key = "\n".join([str(java), str(java.stat().st_mtime_ns)]
@@ -85,6 +90,18 @@ def _make(path: Path) -> None:
             os.replace(partial, path)
 
 
+def _keep(path: Path) -> None:
+    """``path`` is used: among the kept; the archives used longest ago beyond ``KEEP`` go."""
+    os.utime(path)
+    for old in sorted(path.parent.glob("*.jsa"), key=lambda p: p.stat().st_mtime, reverse=True)[KEEP:]:
+        old.unlink(missing_ok=True)
+        old.with_suffix(".lock").unlink(missing_ok=True)
+
+
+def _with(path: Path) -> str:
+    return f"{BASE_OPTIONS} -XX:SharedArchiveFile={path} -Xlog:cds*=off"
+
+
 def jvm_options() -> str:
     """The options for the tests' JVMs, the archive made first if this install has none yet."""
     path = archive()
@@ -96,9 +113,30 @@ def jvm_options() -> str:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not path.exists():
                 _make(path)
-                for old in sorted(path.parent.glob("*.jsa"), key=lambda p: p.stat().st_mtime, reverse=True)[KEEP:]:
-                    old.unlink(missing_ok=True)
-                    old.with_suffix(".lock").unlink(missing_ok=True)
-    else:
-        os.utime(path)  # used: among the kept
-    return f"{BASE_OPTIONS} -XX:SharedArchiveFile={path} -Xlog:cds*=off" if path.exists() else BASE_OPTIONS
+    if not path.exists():
+        return BASE_OPTIONS
+    _keep(path)
+    return _with(path)
+
+
+@contextmanager
+def options_for(spark_home: str | Path) -> Iterator[str]:
+    """``SPARK_SUBMIT_OPTS`` for the jobs run inside, on another Spark install: from its archive, or, when it has none
+    yet, options that make the one JVM started inside leave it when it ends (no job of its own: the first test's)."""
+    path = archive(spark_home)
+    if path is None:
+        yield BASE_OPTIONS
+        return
+    if path.exists():
+        _keep(path)
+        yield _with(path)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.stem}.{os.getpid()}.partial")
+    try:
+        yield f"{BASE_OPTIONS} -XX:ArchiveClassesAtExit={partial} -Xlog:cds*=off"
+        if partial.exists() and partial.stat().st_size:
+            os.replace(partial, path)
+            _keep(path)
+    finally:
+        partial.unlink(missing_ok=True)

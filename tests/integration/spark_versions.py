@@ -23,6 +23,7 @@ from airflow_lineage_provider.job import command
 from airflow_lineage_provider.job.dump import JobResult, read_dump
 from airflow_lineage_provider.lineage.extract import from_records
 from airflow_lineage_provider.lineage.statements import split_statements
+from tests import jvm
 from tests.helpers import CACHE, DATA, ROOT
 from tests.integration.case import Case
 from tests.integration.corpus import CASES
@@ -169,16 +170,18 @@ def run(home: Path | None, cases: list[Case], base: Path, dry_run: bool = False)
     cmd = local_spark.submit_command("local[2]", conf, str(installed_copy(base)),
                                      command.arguments(str(dump), keep_going=True, dry_run=dry_run))
     cmd[0] = str(Path(spark_home_dir) / "bin" / "spark-submit")
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    with jvm.options_for(spark_home_dir) as options:  # the release's own class-data archive
+        proc = subprocess.run(cmd, env={**env, "SPARK_SUBMIT_OPTS": options}, capture_output=True, text=True,
+                              timeout=900)
     result = read_dump(str(dump))
     if result.spark_version is None:
         raise AssertionError(f"the driver left no result (exit {proc.returncode}): {proc.stderr[-3000:]}")
     listener = None
     if not dry_run:
-        jvm = read_dump(str(base / "jvm"))
-        if jvm.warnings or jvm.spark_version is None:
-            raise AssertionError(f"the JVM listener did not finish: {jvm.warnings}: {proc.stderr[-3000:]}")
-        listener = [_normal(doc, str(base)) for doc in from_records(jvm.records).to_dict()["statements"]]
+        listened = read_dump(str(base / "jvm"))
+        if listened.warnings or listened.spark_version is None:
+            raise AssertionError(f"the JVM listener did not finish: {listened.warnings}: {proc.stderr[-3000:]}")
+        listener = [_normal(doc, str(base)) for doc in from_records(listened.records).to_dict()["statements"]]
     documents = [_normal(doc, str(base)) for doc in from_records(result.records).to_dict()["statements"]]
     return Run(result, verdicts(result, case_at, str(base)), documents, listener)
 

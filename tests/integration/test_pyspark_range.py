@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import jvm
 from tests.helpers import ROOT, document_edges
 from tests.integration.spark_versions import VENVS
 from tests.integration.test_example_dag import SEED_JOIN, SEED_SINGLE
@@ -39,8 +40,10 @@ def pair_venv(version: str) -> Path:
     python = str(where / "bin" / "python")
     if (where / ".installed").exists():
         if (where / ".installed").read_text() != str(ROOT):  # made by another clone: its code is this tree's
-            subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
-                            "-e", str(ROOT)], check=True, capture_output=True, timeout=600)
+            uv = Path(sys.executable).parent / "uv"  # scripts/setup.sh installs it: seconds where pip takes ~15
+            installer = ([str(uv), "pip", "install", "-q", "--python", python] if uv.exists()
+                         else [python, "-m", "pip", "install", "-q", "--disable-pip-version-check"])
+            subprocess.run([*installer, "--no-deps", "-e", str(ROOT)], check=True, capture_output=True, timeout=600)
             (where / ".installed").write_text(str(ROOT))
         return where
     for stale in VENVS.glob(f"pair-{version}-*"):  # made for dependencies the project no longer has
@@ -71,8 +74,10 @@ def test_the_example_dag_runs_on_an_end_of_the_range(version, tmp_path):
                "AIRFLOW_LINEAGE_LOCAL_DIR": str(home / "spark_local"), "PATH": f"{env / 'bin'}:{os.environ['PATH']}"}
     run_env.pop("PYTHONPATH", None)
     subprocess.run([str(env / "bin" / "airflow"), "db", "migrate"], env=run_env, check=True, capture_output=True)
-    dag = subprocess.run([str(env / "bin" / "airflow"), "dags", "test", "spark_column_lineage_demo"], env=run_env,
-                         capture_output=True, text=True, timeout=900)
+    [spark_home] = env.glob("lib/python3*/site-packages/pyspark")
+    with jvm.options_for(spark_home) as options:  # the pair's own class-data archive
+        dag = subprocess.run([str(env / "bin" / "airflow"), "dags", "test", "spark_column_lineage_demo"],
+                             env={**run_env, "SPARK_SUBMIT_OPTS": options}, capture_output=True, text=True, timeout=900)
     assert dag.returncode == 0 and "state=success" in dag.stdout + dag.stderr, (dag.stdout + dag.stderr)[-3000:]
     shown = subprocess.run([str(env / "bin" / "airflow-lineage"), "show", "--dag-id", "spark_column_lineage_demo",
                             "--format", "json"], env=run_env, capture_output=True, text=True, check=True)

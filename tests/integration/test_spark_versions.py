@@ -13,6 +13,7 @@ import os
 
 import pytest
 
+from tests import jvm
 from tests.integration import spark_versions as sv
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -109,8 +110,10 @@ def test_the_hook_runs_on_the_spark_a_connection_finds_on_path(version, airflow_
     monkeypatch.setenv("SPARK_HOME", str(home))
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_RELEASE", json.dumps({"conn_type": "spark", "host": "local[2]"}))
     hook = SparkLineageHook(conn_id="spark_release", conf=local_spark.local_conf(str(tmp_path / "state")))
-    result = hook.run_sql("CREATE TABLE src (a INT, b STRING) USING parquet;\n"
-                          "CREATE TABLE out USING parquet AS SELECT a, upper(b) AS ub FROM src WHERE a > 0;\n")
+    with jvm.options_for(home) as options:  # the release's own class-data archive
+        monkeypatch.setenv("SPARK_SUBMIT_OPTS", options)
+        result = hook.run_sql("CREATE TABLE src (a INT, b STRING) USING parquet;\n"
+                              "CREATE TABLE out USING parquet AS SELECT a, upper(b) AS ub FROM src WHERE a > 0;\n")
     assert result.error is None and result.spark_version == version and result.warnings == []
     [st] = from_records(result.records, result.warnings).statements
     assert st.target.table == "spark_catalog.default.out" and st.confidence == 1.0 and st.warnings == ()
