@@ -25,6 +25,10 @@ from typing import Any
 
 from tests.integration.spark_cluster import free_port
 
+# Seconds between looks at the database or the health endpoint: a look costs a few milliseconds, a late one
+# keeps the test's worker idle.
+POLL = 0.5
+
 
 class Deployment:
     def __init__(self, home: Path, env: dict[str, str]) -> None:
@@ -46,7 +50,7 @@ class Deployment:
         deadline = time.monotonic() + timeout
         while not self.query("SELECT 1 FROM dag WHERE dag_id = ?", dag_id):  # the dag-processor parses it
             assert time.monotonic() < deadline, f"{dag_id} was never parsed; see {self.home}/dp.log"
-            time.sleep(2)
+            time.sleep(POLL)
         self.airflow("dags", "unpause", dag_id)
         self.airflow("dags", "trigger", dag_id, "-r", run_id)
         while True:
@@ -54,7 +58,7 @@ class Deployment:
             if rows and rows[0][0] in ("success", "failed"):
                 return rows[0][0]
             assert time.monotonic() < deadline, f"{dag_id} {run_id} did not end; see {self.home}/sched.log"
-            time.sleep(3)
+            time.sleep(POLL)
 
     def task_states(self, dag_id: str, run_id: str) -> dict[str, str]:
         return dict(self.query("SELECT task_id, state FROM task_instance WHERE dag_id = ? AND run_id = ?",
@@ -127,7 +131,7 @@ def deployment(home: Path, dags: list[Path], env: dict[str, str] | None = None, 
                     if health["scheduler"]["status"] == "healthy" and health["dag_processor"]["status"] == "healthy":
                         break
             assert time.monotonic() < deadline, f"the deployment did not come up; logs in {home}"
-            time.sleep(2)
+            time.sleep(POLL)
         yield stack
     finally:
         for proc in procs:

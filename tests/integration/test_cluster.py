@@ -10,6 +10,7 @@ runs in cluster mode, under the JVM listener.
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import pytest
@@ -44,7 +45,9 @@ def cluster_env(cluster, tmp_path_factory):
     """
     catalog = tmp_path_factory.mktemp("cluster_catalog")
     conf = {**local_spark.local_conf(str(catalog)), "spark.executor.memory": "512m", "spark.cores.max": "1",
-            "spark.pyspark.python": sys.executable}
+            "spark.pyspark.python": sys.executable,
+            # The executors the worker starts are short JVMs too (tests/jvm.py); the driver has SPARK_SUBMIT_OPTS.
+            "spark.executor.extraJavaOptions": os.environ["SPARK_SUBMIT_OPTS"]}
     mp = pytest.MonkeyPatch()
     mp.setenv(f"AIRFLOW_CONN_{CONN_ID.upper()}",
               json.dumps({"conn_type": "spark", "host": "spark://127.0.0.1", "port": cluster.port}))
@@ -156,7 +159,10 @@ def test_a_jar_in_standalone_cluster_mode_runs_under_the_listener_with_dump_uri(
         "extra": {"deploy-mode": "cluster", "rest-port": cluster.rest_port}}))
     shared, out = tmp_path / "shared", tmp_path / "out"
     hook = SparkLineageHook(conn_id="spark_test_cluster_mode", java_class="lineagetest.WriteRange",
-                            conf={**conf, "spark.driver.memory": "512m"}, dump_uri=f"file://{shared}",
+                            conf={**conf, "spark.driver.memory": "512m",  # the worker starts this driver
+                                  "spark.driver.extraJavaOptions": f"{conf['spark.driver.extraJavaOptions']} "
+                                                                   f"{os.environ['SPARK_SUBMIT_OPTS']}"},
+                            dump_uri=f"file://{shared}",
                             keep_dump=True, name="airflow-lineage-jar-cluster-mode")
     result = hook.run_application(jvm_app_jar(), [str(out / "range"), str(out / "total")])
     [run_dir] = shared.iterdir()
