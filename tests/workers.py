@@ -18,13 +18,15 @@ DEMO_RUNS = "example DAG run"
 GROUPS = {
     SHARED_RUNS: frozenset({"test_corpus.py", "test_agreement.py", "test_coverage.py", "test_tpcds.py",
                             "test_jvm_listener.py", "test_rowlevel.py"}),
-    # test_ui and test_trace_ui read the example DAG's run that test_example_dag left, or make one.
-    DEMO_RUNS: frozenset({"test_example_dag.py", "test_ui.py", "test_trace_ui.py"}),
+    # The example DAG's run with OpenLineage (demo_file_run): test_ui and test_trace_ui find it as the latest.
+    DEMO_RUNS: frozenset({"test_example_dag.py", "test_openlineage.py", "test_ui.py", "test_trace_ui.py"}),
 }
-SHARED_FIXTURES = frozenset({"corpus_plans", "rowlevel_plans", "tpcds_records", "jvm_corpus"})
+# The session fixtures each group's modules share: read from a module of another group, they would be made again.
+SHARED_FIXTURES = {"corpus_plans": SHARED_RUNS, "rowlevel_plans": SHARED_RUNS, "tpcds_records": SHARED_RUNS,
+                   "jvm_corpus": SHARED_RUNS, "demo_file_run": DEMO_RUNS}
 HEAVY_FIRST = ("test_faults.py", SHARED_RUNS, "test_spark_connect.py", "test_spark_versions.py", DEMO_RUNS,
                "test_stock_operators.py", "test_cli.py", "test_cluster.py", "test_odd_paths.py", "test_differential.py",
-               "test_pyspark_range.py", "test_openlineage.py", "test_pyspark_app.py", "test_hidden_writes.py",
+               "test_pyspark_range.py", "test_pyspark_app.py", "test_hidden_writes.py",
                "test_trace.py", "test_jdbc.py", "test_jvm_app.py", "test_packaging.py")
 
 
@@ -44,11 +46,11 @@ def _rank(nodeid: str) -> int:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    strays = [item.nodeid for item in items if SHARED_FIXTURES & set(item.fixturenames)
-              and group(item.nodeid) != SHARED_RUNS]
+    strays = [(item.nodeid, fixture, home) for item in items for fixture, home in SHARED_FIXTURES.items()
+              if fixture in item.fixturenames and group(item.nodeid) != home]
     if strays:  # a second worker would make the shared run again, as long as the suite itself
-        raise pytest.UsageError(f"tests/workers.py: add the module of {strays[0]} to GROUPS[SHARED_RUNS]: "
-                                f"it reads {sorted(SHARED_FIXTURES)}")
+        nodeid, fixture, home = strays[0]
+        raise pytest.UsageError(f"tests/workers.py: add the module of {nodeid} to GROUPS[{home!r}]: it reads {fixture}")
     items.sort(key=lambda item: _rank(item.nodeid))  # stable: a module's tests keep their order
 
 

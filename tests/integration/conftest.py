@@ -101,6 +101,17 @@ def rowlevel_plans(spark):
 
 
 @pytest.fixture(scope="session")
+def demo_file_run(airflow_db, tmp_path_factory):
+    """The example DAG run once per worker, with OpenLineage's file transport and no schema cache yet: (the run,
+    its events). ``test_example_dag`` reads its XCom and asset events, ``test_openlineage`` its events, ``test_ui``
+    and ``test_trace_ui`` find it as the DAG's latest run (one group in ``tests/workers.py``)."""
+    from tests.integration.test_openlineage import forget_demo_schemas, run_with_file_transport
+
+    forget_demo_schemas()
+    return run_with_file_transport("spark_column_lineage_demo.py", tmp_path_factory.mktemp("openlineage"))
+
+
+@pytest.fixture(scope="session")
 def tpcds_records(spark):
     """(name, mode, record) of the 103 TPC-DS queries, analyzed once per test session (``test_tpcds`` and
     ``test_agreement`` read them)."""

@@ -65,12 +65,11 @@ def asset_events(dag_id: str, run_id: str) -> dict[tuple[str, str], dict]:
 
 
 @pytest.fixture(scope="module")
-def demo_run(airflow_db):
-    from tests.conftest import DAGS
-
-    dag = load_dag(DAGS / "spark_column_lineage_demo.py")
-    run = dag.test()
-    return run, xcoms(dag.dag_id, run.run_id)
+def demo_run(demo_file_run):
+    """The worker's run of the example DAG (``tests/integration/conftest.py``; OpenLineage's file transport on) and
+    its XCom documents."""
+    run, _ = demo_file_run
+    return run, xcoms(run.dag_id, run.run_id)
 
 
 def test_demo_run_succeeds_and_pushes_lineage_for_both_tasks(demo_run):

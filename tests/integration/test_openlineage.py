@@ -1,7 +1,7 @@
 """OpenLineage events of the example DAG: real Airflow (dag.test on SQLite), real local Spark.
 
-Three DAG runs, each shared by the tests below it through a module-scoped fixture:
-the example DAG with the file transport, the example DAG with the HTTP transport
+Three DAG runs, each shared by the tests below it through a fixture: the example DAG
+with the file transport (the run test_example_dag reads too), the example DAG with the HTTP transport
 (to a receiver on 127.0.0.1, with the Spark conf injection switched on), and the
 DAG whose SQL does not parse, with the file transport.
 """
@@ -182,9 +182,9 @@ def run_with_file_transport(dag_file: str, directory: Path) -> tuple[Any, list[d
 
 
 @pytest.fixture(scope="module")
-def file_run(airflow_db, tmp_path_factory):
-    forget_demo_schemas()
-    return run_with_file_transport("spark_column_lineage_demo.py", tmp_path_factory.mktemp("openlineage"))
+def file_run(demo_file_run):
+    """The example DAG with the file transport: the worker's shared run (``tests/integration/conftest.py``)."""
+    return demo_file_run
 
 
 @pytest.fixture(scope="module")
