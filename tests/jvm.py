@@ -61,34 +61,11 @@ def archive(spark_home: str | Path | None = None) -> Path | None:
         return None
     jars = sorted((Path(spark_home or local_spark.spark_home()) / "jars").glob("*.jar"))
     # The JVM takes a class-path jar for the archived one when it is the same file (device and inode, whatever its
-    # path: scripts/setup.sh links every clone's jars from uv's cache, _make pins them) with the same size and time.
+    # path: scripts/setup.sh links every clone's jars from uv's cache) with the same size and time.
     key = "\n".join([str(java), str(java.stat().st_mtime_ns)]
                     + [f"{j.name} {st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns}"
                        for j, st in ((j, j.stat()) for j in jars)])
     return CACHE / "spark-cds" / f"{hashlib.sha1(key.encode()).hexdigest()[:16]}.jsa"
-
-
-def _home_of(path: Path) -> Path:
-    """The archive's own hard-linked copy of the Spark install it was made on: the class path it records. The JVM
-    checks each recorded jar against the running one (the same file at another path will do), so the recorded paths
-    must outlive the clone that made the archive: CI's clone is gone before the next one runs."""
-    return path.with_suffix(".home")
-
-
-def _pinned_home(path: Path) -> Path:
-    """``_home_of(path)``, made from the worker's pyspark with hard links (no bytes copied); the worker's own pyspark
-    when the cache is on another file system (the archive then serves this clone only)."""
-    from airflow_lineage_provider.hooks import local_spark
-
-    home, pinned = Path(local_spark.spark_home()), _home_of(path)
-    shutil.rmtree(pinned, ignore_errors=True)
-    try:
-        shutil.copytree(home, pinned, symlinks=True, copy_function=os.link,
-                        ignore=shutil.ignore_patterns("__pycache__"))
-    except OSError:
-        shutil.rmtree(pinned, ignore_errors=True)
-        return home
-    return pinned
 
 
 def _make(path: Path) -> None:
@@ -97,18 +74,16 @@ def _make(path: Path) -> None:
     from airflow_lineage_provider.hooks import local_spark
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    home = _pinned_home(path)
     with tempfile.TemporaryDirectory(prefix="spark-cds-") as work:
         partial = Path(work) / "archive.jsa"
         (Path(work) / "dump").mkdir()
         (Path(work) / "dump" / "script.sql").write_text(_WORKLOAD)
-        env = {**os.environ, **local_spark.local_env(), "SPARK_HOME": str(home),
+        env = {**os.environ, **local_spark.local_env(),
                "SPARK_SUBMIT_OPTS": f"{BASE_OPTIONS} -XX:ArchiveClassesAtExit={partial} -Xlog:cds*=off"}
         from airflow_lineage_provider.job import command
 
         cmd = local_spark.submit_command("local[2]", local_spark.local_conf(str(Path(work) / "state")),
                                          local_spark.DRIVER, command.arguments(str(Path(work) / "dump")))
-        cmd[0] = str(home / "bin" / "spark-submit")
         subprocess.run(cmd, env=env, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600,
                        check=False)
         if partial.exists() and partial.stat().st_size:
@@ -121,7 +96,6 @@ def _keep(path: Path) -> None:
     for old in sorted(path.parent.glob("*.jsa"), key=lambda p: p.stat().st_mtime, reverse=True)[KEEP:]:
         old.unlink(missing_ok=True)
         old.with_suffix(".lock").unlink(missing_ok=True)
-        shutil.rmtree(_home_of(old), ignore_errors=True)
 
 
 def _with(path: Path) -> str:
