@@ -32,7 +32,7 @@ from pathlib import Path
 from tests.helpers import CACHE
 
 BASE_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-KEEP = 6  # archives kept (about 200 MB each; one per Spark install, JDK and set of jar files), the last used
+KEEP = 6  # archives kept (about 200 MB each; one per Spark install path and JDK), the last used
 # Statements whose classes most test jobs load: the embedded Hive catalog, DDL, writes, a join, an aggregate.
 _WORKLOAD = (
     "CREATE TABLE a (id BIGINT, name STRING) USING parquet;\n"
@@ -60,11 +60,12 @@ def archive(spark_home: str | Path | None = None) -> Path | None:
     if java is None:
         return None
     jars = sorted((Path(spark_home or local_spark.spark_home()) / "jars").glob("*.jar"))
-    # The JVM takes a class-path jar for the archived one when it is the same file (device and inode, whatever its
-    # path: scripts/setup.sh links every clone's jars from uv's cache) with the same size and time.
+    # The JVM checks each class-path jar's path, size and time against the archive: a reinstall or another clone
+    # makes a new one. (It takes the same file at another path only while the recorded path exists; an archive
+    # recorded on a hard-linked copy of the install kept beside it hung the in-process session's Hive metastore,
+    # 2026-12-07, so each clone makes its own.)
     key = "\n".join([str(java), str(java.stat().st_mtime_ns)]
-                    + [f"{j.name} {st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns}"
-                       for j, st in ((j, j.stat()) for j in jars)])
+                    + [f"{j} {j.stat().st_size} {j.stat().st_mtime_ns}" for j in jars])
     return CACHE / "spark-cds" / f"{hashlib.sha1(key.encode()).hexdigest()[:16]}.jsa"
 
 
