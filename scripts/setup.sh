@@ -25,9 +25,8 @@ stamp="$VENV/.installed-$( (cat pyproject.toml; echo "$PYSPARK") | sha1sum | cut
 if [ ! -f "$stamp" ]; then
   echo "setup: installing airflow-lineage-provider and its dependencies with pyspark $PYSPARK (a few minutes the first time)"
   want=(-e ".[test]" "pyspark==$PYSPARK" "pyspark-client==$PYSPARK")
-  # uv links the packages from its cache (~/.cache/uv): seconds instead of a minute, and every clone's pyspark jars
-  # are the same files, so the tests' class-data archive (tests/jvm.py) serves them all. Offline first: PyPI's
-  # answers for pyspark's source archive never revalidate, and online uv builds its wheel again each time.
+  # uv links the packages from its cache (~/.cache/uv): seconds instead of a minute. Offline first: PyPI's answers
+  # for pyspark's source archive never revalidate, and online uv builds its wheel again each time.
   if "$VENV/bin/python" -m pip install -q --disable-pip-version-check "uv>=0.9,<1" 2>/dev/null; then
     uv=("$VENV/bin/uv" pip install -q --python "$VENV/bin/python" --link-mode hardlink)
     "${uv[@]}" --offline "${want[@]}" 2>/dev/null || "${uv[@]}" "${want[@]}"
