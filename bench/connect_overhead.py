@@ -83,13 +83,13 @@ def run(url: str, base: str, rows: int, keyed: bool) -> tuple[float, float, int]
         key = f"bench/{db}/1-x"
         start = time.perf_counter()
         if keyed:
-            spark_connect.start(spark, key)
+            secret = spark_connect.start(spark, key)
         for statement in JOB:
             spark.sql(statement.format(db=db, rows=rows))
         barrier, captured = 0.0, 0
         if keyed:
             before = time.perf_counter()
-            result = spark_connect.finish(spark, base, key)
+            result = spark_connect.finish(spark, base, key, secret=secret)
             barrier = time.perf_counter() - before
             assert not result.warnings, result.warnings
             captured = len(from_records(result.records).statements)

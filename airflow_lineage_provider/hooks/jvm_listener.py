@@ -37,11 +37,16 @@ LISTENERS = {LISTENERS_CONF: LISTENER_CLASS, STREAM_LISTENERS_CONF: STREAM_LISTE
 CLASS_ENTRIES = tuple(name.replace(".", "/") + ".class" for name in LISTENERS.values())
 DUMP_CONF = "spark.airflow.lineage.dump"  # the listener's: where it writes; without it, it does nothing
 # On a Spark Connect server (docs/spark-connect.md): the admin's static base, under which each client
-# session's records go to <base>/<key>/; the client's runtime conf naming its key; and the conf whose
-# SET command is the client's completion barrier (its value comes back in result.json's "barrier").
+# session's records go to <base>/<key>/; the client's runtime conf naming its key; the conf whose SET
+# command is the client's completion barrier (its value comes back in result.json's "barrier"); the
+# client's secret that seals its key's files (a runtime conf no other session reads; Spark redacts a conf
+# whose name says "secret"); the admin's bounds on keys (seconds idle, keys open at once).
 CONNECT_BASE_CONF = "spark.airflow.lineage.connect.base"
 KEY_CONF = "spark.airflow.lineage.key"
 FLUSH_CONF = "spark.airflow.lineage.flush"
+SECRET_CONF = "spark.airflow.lineage.secret"
+IDLE_TIMEOUT_CONF = "spark.airflow.lineage.connect.idleTimeout"
+MAX_KEYS_CONF = "spark.airflow.lineage.connect.maxKeys"
 # A key the server accepts: up to eight "/"-separated parts of a safe charset, none starting with a dot.
 # So a key can never climb out of the base ("..", a leading "/"), name a scheme (no ":"), hide a file or
 # reach another key's directory by a spelling trick (no "\\", no "%"). The server refuses (does not

@@ -49,7 +49,7 @@ def begin(spark: Any, key: str, *, dump_base: str | None = None,
     where the server says it writes them). Never raises."""
     try:
         if is_connect(spark):
-            base, why = spark_connect.server_base(spark)
+            base, why = spark_connect.server_base(spark, timeout=timeout)
             if base is None:
                 return None, why
             capture: SessionCapture = _ConnectCapture(spark, key, dump_base or base, timeout)
@@ -65,17 +65,18 @@ def begin(spark: Any, key: str, *, dump_base: str | None = None,
 class _ConnectCapture:
     def __init__(self, spark: Any, key: str, base: str, timeout: float) -> None:
         self.spark, self.key, self.base, self.timeout = spark, key, base, timeout
-        spark_connect.start(spark, key)
+        self.secret = spark_connect.start(spark, key, timeout=timeout)
         log.info("Column lineage: the Spark Connect server captures this task's writes under key %s (read from %s)",
-                 key, base)
+                 spark_connect.shown_key(key), base)
 
     def end(self) -> JobResult:
-        return spark_connect.finish(self.spark, self.base, self.key, timeout=self.timeout)
+        return spark_connect.finish(self.spark, self.base, self.key, secret=self.secret, timeout=self.timeout)
 
     def abandon(self) -> None:
-        # The barrier still runs: the server ends the key's capture (no idle thread of it stays) and the
-        # records it writes are removed unread. Bounded: a failing task is not kept waiting for lineage.
-        spark_connect.finish(self.spark, self.base, self.key, timeout=min(self.timeout, _ABANDON_S))
+        # The barrier still runs: the server ends the key's capture (its files are not left to expire) and
+        # the records it writes are removed unread. Bounded: a failing task is not kept waiting for lineage.
+        spark_connect.finish(self.spark, self.base, self.key, secret=self.secret,
+                             timeout=min(self.timeout, _ABANDON_S))
 
 
 class _InProcessCapture:

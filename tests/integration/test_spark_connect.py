@@ -139,12 +139,13 @@ def captured(server):
     def client(spark, db: str, key: str | None) -> None:
         try:
             if key is not None:
-                spark_connect.start(spark, key)
+                secret = spark_connect.start(spark, key)
             workload.writes(spark, db)
             if key is not None:
                 # No sleep: the barrier alone must make the set complete.
                 # The dumps are kept for the tests below (a task's are removed once read).
-                results[db] = spark_connect.finish(spark, str(base), key, timeout=5 if ".." in key else 120,
+                results[db] = spark_connect.finish(spark, str(base), key, secret=secret,
+                                                   timeout=5 if ".." in key else 120,
                                                    keep=True)
         except BaseException as e:  # noqa: BLE001 - re-raised in the test's thread
             errors.append(e)

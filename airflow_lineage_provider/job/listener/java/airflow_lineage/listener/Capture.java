@@ -8,8 +8,8 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerApplicationEnd;
@@ -34,11 +34,13 @@ final class Capture {
     private final String failForTest;
     private final Known known;
     private final ObjectMapper mapper = new ObjectMapper();
-    private final ExecutorService worker = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "airflow-lineage-capture");
-        t.setDaemon(true);  // never keeps a JVM alive
-        return t;
-    });
+    // One thread, in order, that ends when idle: a Spark Connect key waiting for its barrier holds none.
+    private final ThreadPoolExecutor worker = new ThreadPoolExecutor(1, 1, 2, TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(), r -> {
+                Thread t = new Thread(r, "airflow-lineage-capture");
+                t.setDaemon(true);  // never keeps a JVM alive
+                return t;
+            });
     private final List<String> warnings = Collections.synchronizedList(new ArrayList<>());
     private volatile DumpFiles files;
     private volatile boolean finished;
@@ -46,6 +48,9 @@ final class Capture {
     private int written;
     // A Spark Connect client's capture (Keys): no end-of-application watch of its own, the router's finishes it.
     private final boolean keyed;
+    // Keyed only: the base (its files are removed up to it when the key expires) and the client's secret.
+    private java.nio.file.Path root;
+    private String secret;
     // Streaming queries started and not yet described, by id, in the order they started.
     private final Map<String, Object> streams = new java.util.LinkedHashMap<>();
 
@@ -55,6 +60,7 @@ final class Capture {
         this.application = application;
         this.failForTest = failForTest;
         this.known = known;
+        worker.allowCoreThreadTimeOut(true);
     }
 
     /** The capture of the dump {@code dump} in this JVM, made on first use. */
@@ -62,10 +68,14 @@ final class Capture {
         return BY_DUMP.computeIfAbsent(dump, d -> new Capture(d, application, failForTest, known, false));
     }
 
-    /** The capture of one Spark Connect client's key, in {@code dump} (its directory under the base). */
-    static Capture keyed(String dump, String application, String failForTest, Known known, Object sparkContext) {
+    /** The capture of one Spark Connect client's key, in {@code dump} (its directory under the base
+     * {@code root}, null for a URI base), sealed with the client's {@code secret} (null: unsealed). */
+    static Capture keyed(String dump, java.nio.file.Path root, String application, String failForTest, Known known,
+                         Object sparkContext, String secret) {
         Capture capture = new Capture(dump, application, failForTest, known, true);
         capture.sparkContext = sparkContext;  // for a URI's Hadoop conf; the router watches the application's end
+        capture.root = root;
+        capture.secret = secret;
         return capture;
     }
 
@@ -197,7 +207,7 @@ final class Capture {
     private DumpFiles files() throws java.io.IOException {
         if (files == null) {
             Object hadoopConf = sparkContext == null ? null : Scala.call(sparkContext, "hadoopConfiguration");
-            files = DumpFiles.open(dump, known.isUri(dump), hadoopConf);
+            files = DumpFiles.open(dump, known.isUri(dump), hadoopConf, secret);
         }
         return files;
     }
@@ -234,6 +244,25 @@ final class Capture {
         }
         finished = true;
         worker.execute(() -> writeResult(barrier));
+        worker.shutdown();
+    }
+
+    /** A Spark Connect key that expired: nothing more is written, and what was is removed (never waits). */
+    void discard() {
+        if (finished) {
+            return;
+        }
+        finished = true;
+        worker.execute(() -> {
+            try {
+                if (files != null) {
+                    files.discard(root);
+                }
+            } catch (Throwable e) {  // best effort: the base is the admin's to prune
+                System.err.println("[airflow-lineage] warning: an expired Spark Connect key's files could not be "
+                        + "removed: " + e);
+            }
+        });
         worker.shutdown();
     }
 

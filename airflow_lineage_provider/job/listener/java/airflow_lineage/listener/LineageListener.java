@@ -28,6 +28,13 @@ public final class LineageListener implements QueryExecutionListener {
     public static final String KEY_CONF = "spark.airflow.lineage.key";
     /** A Connect client's barrier: {@code SET} it, and the key's {@code result.json} follows its plans. */
     public static final String FLUSH_CONF = "spark.airflow.lineage.flush";
+    /** A Connect client's runtime conf: the secret its key's files are sealed with (no other session reads it;
+     * Spark's redaction hides a conf whose name says "secret"). */
+    public static final String SECRET_CONF = "spark.airflow.lineage.secret";
+    /** A Connect server's: seconds a key may go without a statement before its capture expires. */
+    public static final String IDLE_TIMEOUT_CONF = "spark.airflow.lineage.connect.idleTimeout";
+    /** A Connect server's: how many keys may be open at once (the least recently used expires first). */
+    public static final String MAX_KEYS_CONF = "spark.airflow.lineage.connect.maxKeys";
     /** The application's name in {@code result.json} (default: {@code spark.app.name}). */
     public static final String APPLICATION_CONF = "spark.airflow.lineage.application";
     /** Tests only: {@code describe} makes describing every plan throw (the fault tests). */
@@ -50,7 +57,9 @@ public final class LineageListener implements QueryExecutionListener {
                 return null;
             }
             return Keys.of(base, conf.get(APPLICATION_CONF, conf.get("spark.app.name", "")),
-                    conf.get(FAIL_FOR_TEST_CONF, ""), Known.load());
+                    conf.get(FAIL_FOR_TEST_CONF, ""), Known.load(),
+                    conf.getLong(IDLE_TIMEOUT_CONF, Keys.DEFAULT_IDLE_SECONDS),
+                    conf.getInt(MAX_KEYS_CONF, Keys.DEFAULT_MAX_KEYS), KEY_CONF, SECRET_CONF, FLUSH_CONF);
         } catch (Throwable e) {  // never fail the session for lineage
             System.err.println("[airflow-lineage] warning: the JVM listener could not start for Spark Connect, "
                     + "no plan is captured: " + e);
@@ -86,7 +95,7 @@ public final class LineageListener implements QueryExecutionListener {
     public void onSuccess(String funcName, QueryExecution qe, long durationNs) {
         if (keys != null) {
             try {
-                keys.onSuccess(funcName, qe, KEY_CONF, FLUSH_CONF);
+                keys.onSuccess(funcName, qe);
             } catch (Throwable e) {  // lineage never breaks the job
                 System.err.println("[airflow-lineage] warning: a Spark Connect client's write was not captured: " + e);
             }
