@@ -56,9 +56,11 @@ def _connect_ready() -> str:
     return ""
 
 
-def start_server(tmp: Path, *, listener: bool = True) -> tuple[subprocess.Popen, str, Path, Path]:
+def start_server(tmp: Path, *, listener: bool = True,
+                 conf: dict[str, str] | None = None) -> tuple[subprocess.Popen, str, Path, Path]:
     """A Connect server from the wheel, started with the line ``airflow-lineage connect-server-conf`` prints
-    (``listener``), else as a server without it: (process, sc:// URL, base dump directory, log file)."""
+    (``listener``), else as a server without it, with the admin's ``conf`` added: (process, sc:// URL, base
+    dump directory, log file)."""
     base, port, log = tmp / "base", free_port(), tmp / "server.log"
     printed = subprocess.run([venv_bin("airflow-lineage"), "connect-server-conf", "--dump", str(base),
                               "--port", str(port)], capture_output=True, text=True, check=True).stdout
@@ -68,7 +70,7 @@ def start_server(tmp: Path, *, listener: bool = True) -> tuple[subprocess.Popen,
         cmd = [*cmd[:3], "--conf", f"spark.connect.grpc.binding.port={port}"]
     # The admin's line as printed, on the embedded Spark (its catalog and warehouse in this module's dir).
     cmd[0] = local_spark.spark_submit()
-    for key, value in local_spark.local_conf(str(tmp / "state")).items():
+    for key, value in {**local_spark.local_conf(str(tmp / "state")), **(conf or {})}.items():
         cmd[1:1] = ["--conf", f"{key}={value}"]
     cmd[1:1] = ["--master", "local[4]"]
     with open(log, "w") as out:
@@ -515,3 +517,180 @@ def test_a_classic_job_after_a_connect_session_of_the_same_process_runs_classic(
     assert [s["target"]["table"] for s in from_records(result.records).to_dict()["statements"]] == [
         "spark_catalog.default.t"]
     assert os.environ["SPARK_CONNECT_MODE_ENABLED"] == "1"  # put back: a later Connect task still needs it
+
+
+# -- issue 42: a shared server is a security boundary ------------------------------------------------------
+
+def keys_in_base(spark, base: Path) -> set[str]:
+    """The keys whose records a client reads in the base with Spark's own reader, as an attacker would."""
+    try:
+        rows = spark.read.text(f"file://{base}/*/*/*/*/plans.jsonl").select("_metadata.file_path").distinct().collect()
+    except Exception:  # noqa: BLE001 - nothing there yet: the reader finds no path
+        return set()
+    from urllib.parse import unquote, urlsplit
+
+    return {unquote(urlsplit(r[0]).path).removeprefix(f"{base}/").removesuffix("/plans.jsonl") for r in rows}
+
+
+def until(found, what: str, limit: float = 120):
+    """``found()`` once it is truthy; fails after ``limit`` seconds saying ``what`` never came."""
+    deadline = time.monotonic() + limit
+    while not (value := found()):
+        assert time.monotonic() < deadline, f"{what} did not happen in {limit:g} s"
+        time.sleep(0.2)
+    return value
+
+
+@pytest.fixture(scope="module")
+def tenancy(server):
+    """Two tasks write under their keys on one server while a third client, knowing all the base shows (it
+    reads every key there with Spark's reader) and all a task's log shows, tries each way to write into their
+    lineage: the key by SET and by conf, a forged barrier, RESET, and a key after its task's barrier."""
+    from airflow_lineage_provider.hooks.jvm_listener import FLUSH_CONF, KEY_CONF
+
+    url, base, log = server
+    keys = {db: f"tenancy/load_{db}/manual__1/1-{os.urandom(4).hex()}" for db in ("va", "vb")}
+    tasks = {db: session(url) for db in keys}
+    attacker = session(url)
+    try:
+        secrets_ = {db: spark_connect.start(tasks[db], key) for db, key in keys.items()}
+        for db, spark in tasks.items():
+            spark.sql(f"CREATE DATABASE IF NOT EXISTS {db}")
+            spark.sql(f"CREATE TABLE {db}.first USING parquet AS SELECT 1 AS a")
+        attacker.sql("CREATE DATABASE IF NOT EXISTS mal")
+        learned = set(keys.values())
+        until(lambda: {k for k in keys_in_base(attacker, base) if k.startswith("tenancy/")} == learned,
+              "the attacker reading both keys, nonce and all, in the base")
+        for n, key in enumerate(sorted(learned)):
+            attacker.sql(f"SET {KEY_CONF}={key}")
+            attacker.sql(f"CREATE TABLE mal.by_set_{n} USING parquet AS SELECT 1 AS evil")
+            attacker.sql(f"SET {FLUSH_CONF}=forged")  # an early barrier would end the task's capture
+            attacker.sql("RESET")
+            attacker.conf.set(KEY_CONF, key)
+            attacker.sql(f"CREATE TABLE mal.by_conf_{n} USING parquet AS SELECT 2 AS evil")
+            attacker.conf.unset(KEY_CONF)
+        for db, spark in tasks.items():
+            spark.sql(f"INSERT INTO {db}.first SELECT 2")
+        results = {db: spark_connect.finish(tasks[db], str(base), key, secret=secrets_[db], timeout=120)
+                   for db, key in keys.items()}
+        # After the barrier the key is done, and still its task's: a write under it leaves nothing behind.
+        attacker.sql(f"SET {KEY_CONF}={keys['va']}")
+        attacker.sql("CREATE TABLE mal.after USING parquet AS SELECT 3 AS evil")
+        attacker.conf.unset(KEY_CONF)
+        made = {r[1] for r in attacker.sql("SHOW TABLES IN mal").collect()}
+    finally:
+        for spark in (*tasks.values(), attacker):
+            spark.stop()
+    return results, keys, made
+
+
+def test_a_client_knowing_another_tasks_key_cannot_write_into_its_lineage(tenancy, server):
+    results, keys, made = tenancy
+    _, base, log = server
+    # The attacker's own statements ran (lineage never fails a job) ...
+    assert made == {"by_set_0", "by_set_1", "by_conf_0", "by_conf_1", "after"}
+    for db, result in results.items():
+        doc = document(result)
+        # ... and each task's lineage is exactly its own writes, complete after the attacker's forged barrier.
+        assert [target_of(s) for s in doc["statements"]] == [f"spark_catalog.{db}.first"] * 2
+        assert "mal" not in json.dumps(result.records)
+        assert result.warnings == ["another Spark Connect session ran statements under this key: they were "
+                                   "refused, not captured (a key belongs to the session that first used it)"]
+    said = log.read_text()
+    assert said.count("is refused: a key belongs to the session that first used it") == 3
+    assert not any(base.glob("tenancy/*/*/*"))  # read and removed; the late write under a key left nothing
+
+
+@pytest.mark.parametrize("disturb", [
+    "RESET",
+    "RESET spark.airflow.lineage.key",
+    "SET spark.airflow.lineage.key=some/other/key",
+    "conf.unset spark.airflow.lineage.key",
+    "conf.unset spark.airflow.lineage.secret",
+])
+def test_a_block_that_resets_or_changes_the_key_keeps_its_capture_and_barrier(server, disturb):
+    """The session keeps the key it opened until its barrier: none of these makes the task wait its timeout
+    or lose a write; changing the key is said."""
+    url, base, _ = server
+    db = "rs_" + os.urandom(3).hex()
+    key = f"reset/{db}/run/1-{os.urandom(4).hex()}"
+    spark = session(url)
+    try:
+        secret = spark_connect.start(spark, key)
+        spark.sql(f"CREATE DATABASE {db}")
+        spark.sql(f"CREATE TABLE {db}.a USING parquet AS SELECT 1 AS x")
+        if disturb.startswith("conf.unset "):
+            spark.conf.unset(disturb.split()[1])
+        else:
+            spark.sql(disturb)
+        spark.sql(f"CREATE TABLE {db}.b USING parquet AS SELECT x FROM {db}.a")
+        result = spark_connect.finish(spark, str(base), key, secret=secret, timeout=60)
+    finally:
+        spark.stop()
+    assert [target_of(s) for s in document(result)["statements"]] == [f"spark_catalog.{db}.a", f"spark_catalog.{db}.b"]
+    expected = (["this session set spark.airflow.lineage.key to another key before its barrier: its statements "
+                 "stay under the key it opened"] if "other" in disturb else [])
+    assert result.warnings == expected
+    assert not (base / "some").exists()
+
+
+def test_a_client_that_can_write_the_base_cannot_forge_a_tasks_lineage(server, tmp_path):
+    """A client running Python on the server (a UDF) appends a record of its own to a task's plans.jsonl, or
+    plants a result: the task refuses the files (they fail the seal under its secret) and says why."""
+    url, base, _ = server
+    key = f"forge/task/run/1-{os.urandom(4).hex()}"
+    spark, attacker = session(url), session(url)
+    try:
+        secret = spark_connect.start(spark, key)
+        spark.sql("CREATE DATABASE IF NOT EXISTS fg")
+        spark.sql("CREATE TABLE fg.mine USING parquet AS SELECT 1 AS a")
+        plans = until(lambda: [p for p in base.glob(f"{key}/plans.jsonl")], "the task's first record")[0]
+        line = plans.read_text().splitlines()[0]  # appended again: a record the server did not write there
+        from pyspark.sql.functions import udf
+
+        @udf("int")
+        def append(_):
+            with open(str(plans), "a") as f:  # runs on the server, as the server's user
+                f.write(line + "\n")
+            return 1
+
+        assert attacker.range(1).select(append("id")).collect()[0][0] == 1
+        result = spark_connect.finish(spark, str(base), key, secret=secret, timeout=60)
+    finally:
+        spark.stop()
+        attacker.stop()
+    assert result.records == []
+    assert result.warnings == ["no plan lineage: the lineage files of key forge/task/run/1-******** do not carry the "
+                               "Spark Connect server's seal: something other than the server wrote or changed them, "
+                               "so they are refused"]
+    assert not (base / key).exists()
+
+
+@pytest.mark.parametrize("link", ["{top}", "{top}/task", "{top}/task/run/1-abcdef12"])
+def test_a_link_planted_in_the_base_is_never_written_or_removed_through(server, tmp_path, link):
+    """A directory of a key that is a symbolic link out of the base: the server refuses the key (said in its
+    log), the task's wait is its own timeout, and the worker's cleanup removes nothing outside the base."""
+    import shutil
+
+    url, base, log = server
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("not the lineage's")
+    top = "planted_" + os.urandom(3).hex()
+    key, planted = f"{top}/task/run/1-abcdef12", base / link.format(top=top)
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    planted.symlink_to(outside, target_is_directory=True)
+    spark = session(url)
+    try:
+        secret = spark_connect.start(spark, key)
+        spark.sql("CREATE DATABASE IF NOT EXISTS pl")
+        spark.sql(f"CREATE TABLE pl.{top} USING parquet AS SELECT 1 AS a")
+        result = spark_connect.finish(spark, str(base), key, secret=secret, timeout=3)
+    finally:
+        spark.stop()
+        planted.unlink()
+        shutil.rmtree(base / top, ignore_errors=True)
+    assert f"wrote no lineage result for key {top}/task/run/1-******** " in result.warnings[0]
+    assert sorted(p.name for p in outside.rglob("*")) == ["keep.txt"]
+    assert f"the Spark Connect key {top}/task/run/1-abcdef12 is refused: its directory under the base holds a " \
+           "symbolic link" in log.read_text()

@@ -79,6 +79,7 @@ final class Keys {
         final Capture capture;
         long lastUsed = System.nanoTime();
         boolean foreignSaid;
+        boolean renameSaid;
 
         Claim(Object owner, Capture capture) {
             this.owner = new WeakReference<>(owner);
@@ -90,6 +91,7 @@ final class Keys {
     private static final class Ended {
         final WeakReference<Object> owner;
         final String why;
+        boolean foreignSaid;
 
         Ended(WeakReference<Object> owner, String why) {
             this.owner = owner;
@@ -142,8 +144,13 @@ final class Keys {
         }
         String barrier = setValue(plan, flushConf);
         String key;
+        boolean renamed;
         synchronized (this) {
-            key = named != null ? named : sessions.get(session);
+            // A session keeps the key it opened until its barrier: a RESET or a later SET of another key
+            // neither drops its capture nor sends its barrier elsewhere.
+            String held = sessions.get(session);
+            key = held != null ? held : named;
+            renamed = held != null && named != null && !named.equals(held);
         }
         if (key == null) {
             return;
@@ -166,8 +173,11 @@ final class Keys {
             if (claim == null) {
                 Ended end = ended.get(key);
                 if (end != null && end.owner.get() != session) {
-                    say("a statement of another Spark Connect session under the ended key " + shown(key)
-                            + " is refused: a key belongs to the session that first used it");
+                    if (!end.foreignSaid) {
+                        end.foreignSaid = true;
+                        say("a statement of another Spark Connect session under the ended key " + shown(key)
+                                + " is refused: a key belongs to the session that first used it");
+                    }
                     return;
                 }
                 String unsafe = unsafeDirectory(key);
@@ -183,6 +193,11 @@ final class Keys {
             }
             claim.lastUsed = System.nanoTime();
             sessions.put(session, key);
+            if (renamed && !claim.renameSaid) {
+                claim.renameSaid = true;
+                claim.capture.warn("this session set " + keyConf + " to another key before its barrier: its "
+                        + "statements stay under the key it opened");
+            }
             if (barrier != null) {
                 // The capture leaves the map first: a later statement of the key starts a new one, its owner's.
                 open.remove(key);

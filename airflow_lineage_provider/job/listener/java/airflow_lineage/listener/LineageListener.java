@@ -58,13 +58,34 @@ public final class LineageListener implements QueryExecutionListener {
             }
             return Keys.of(base, conf.get(APPLICATION_CONF, conf.get("spark.app.name", "")),
                     conf.get(FAIL_FOR_TEST_CONF, ""), Known.load(),
-                    conf.getLong(IDLE_TIMEOUT_CONF, Keys.DEFAULT_IDLE_SECONDS),
-                    conf.getInt(MAX_KEYS_CONF, Keys.DEFAULT_MAX_KEYS), KEY_CONF, SECRET_CONF, FLUSH_CONF);
+                    number(conf, IDLE_TIMEOUT_CONF, Keys.DEFAULT_IDLE_SECONDS),
+                    (int) Math.min(Integer.MAX_VALUE, number(conf, MAX_KEYS_CONF, Keys.DEFAULT_MAX_KEYS)),
+                    KEY_CONF, SECRET_CONF, FLUSH_CONF);
         } catch (Throwable e) {  // never fail the session for lineage
             System.err.println("[airflow-lineage] warning: the JVM listener could not start for Spark Connect, "
                     + "no plan is captured: " + e);
             return null;
         }
+    }
+
+    /** A positive whole number the admin set, else {@code fallback} (said on stderr): a typo never turns the
+     * capture off. */
+    private static long number(SparkConf conf, String name, long fallback) {
+        String text = conf.get(name, null);
+        if (text == null) {
+            return fallback;
+        }
+        try {
+            long value = Long.parseLong(text.trim());
+            if (value > 0) {
+                return value;
+            }
+        } catch (NumberFormatException e) {
+            // said below
+        }
+        System.err.println("[airflow-lineage] warning: " + name + "=" + text + " is not a positive whole number: "
+                + fallback + " is used");
+        return fallback;
     }
 
     /** The capture {@code conf} names, or null (said on stderr) when there is none: never throws. */
