@@ -267,8 +267,9 @@ class TraceQuery:
     def run(self, index: TraceIndex, visible: Callable[[str], bool] | None = None,
             limit: int | None = None) -> Trace | str:
         """The trace (``limit``: its nearest hops, ``Trace.nearest``), or a sentence saying why there is
-        none (an unknown or ambiguous start)."""
-        found = index.starts(self.start, self.column)
+        none (an unknown or ambiguous start). A start no DAG ``visible`` allows touches is unknown: the
+        same sentence, never a hint that it exists."""
+        found = index.starts(self.start, self.column, visible=visible)
         if not found:
             what = f"{self.start} (column {self.column})" if self.column else self.start
             return f"no task with column lineage writes or reads {what}"
@@ -404,10 +405,14 @@ class _View:
     down_indirect: dict[tuple[str, str, str], list[tuple[_Edge, _Run]]] = field(default_factory=dict)
     writers: dict[tuple[str, str], list[_Run]] = field(default_factory=dict)
     columns: dict[tuple[str, str], dict[str, Field]] = field(default_factory=dict)
+    # Each dataset as each run names it (column ""): whom a start may be shown to, and under which name.
+    named: dict[tuple[str, str], list[tuple[Field, _Run]]] = field(default_factory=dict)
 
     def add(self, r: _Run) -> None:
         for d in r.written:
             self.writers.setdefault(d.dataset, []).append(r)
+        for d in _touched(r):
+            self.named.setdefault(d.dataset, []).append((d, r))
         for e in r.edges:
             if e.indirect:
                 self.up_indirect.setdefault(e.target.dataset, []).append((e, r))
@@ -421,6 +426,8 @@ class _View:
     def remove(self, r: _Run) -> None:
         for d in r.written:
             _drop(self.writers, d.dataset, r)
+        for d in _touched(r):
+            _drop(self.named, d.dataset, r)
         for e in r.edges:
             if e.indirect:
                 _drop(self.up_indirect, e.target.dataset, r)
@@ -429,6 +436,43 @@ class _View:
                 _drop(self.up, e.target.key, r)
                 _drop(self.down, e.source.key, r)
         # ``columns`` keeps names once seen: they are only offered to search and start from.
+
+
+def _touched(r: _Run) -> Iterator[Field]:
+    """Every dataset ``r`` writes or reads, once, as it names it (column ``""``)."""
+    seen: set[tuple[str, str]] = set()
+    for f in (*r.written, *r.read, *(e.target for e in r.edges), *(e.source for e in r.edges)):
+        if f.dataset not in seen:
+            seen.add(f.dataset)
+            yield _whole(f)
+
+
+def _names(d: Field) -> Iterator[str]:
+    """What a user may call a dataset, lower case: its label and the label's tails (``db.t``, ``t``), its
+    name (a path), and ``namespace/name``."""
+    label = d.label.lower()
+    parts = label.split(".")
+    return iter(dict.fromkeys((label, d.name.lower(), f"{d.namespace}/{d.name}".lower(),
+                               *(".".join(parts[i:]) for i in range(1, len(parts))))))
+
+
+def unquoted(text: str) -> str:
+    """A name as Spark quotes it (`` `db`.`t`.`c` ``, a backtick doubled inside) in plain parts: ``db.t.c``.
+    Text with no backtick, a path among it, is left as is."""
+    if "`" not in text:
+        return text
+    out, quoted, i = [], False, 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "`" and quoted and text[i + 1:i + 2] == "`":
+            out.append("`")
+            i += 1
+        elif ch == "`":
+            quoted = not quoted
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def _drop(index: dict, key: object, run: _Run) -> None:
@@ -540,32 +584,61 @@ class TraceIndex:
         if self._names is None or self._names[0] != built_at:
             names: dict[str, list[Field]] = {}  # every name a dataset answers to, once (10,000 datasets: 0.1 s)
             for d in self.datasets():
-                label = d.label.lower()
-                parts = label.split(".")
-                for key in dict.fromkeys((label, d.name.lower(), f"{d.namespace}/{d.name}".lower(),
-                                          *(".".join(parts[i:]) for i in range(1, len(parts))))):
+                # The names each run gives it too: one task's location finds the table another names.
+                given = (f for same in self._same.of(d.dataset) for f, _ in self._now.named.get(same, ()))
+                for key in dict.fromkeys(k for f in (d, *given) for k in _names(f)):
                     names.setdefault(key, []).append(d)
             self._names = (built_at, names)
         names = self._names[1]
         return list(names.get(text.strip().lower(), ()))
 
-    def starts(self, text: str, column: str | None = None) -> list[Field]:
-        """What ``text`` names: ``db.table.column`` (a column), ``db.table`` or a path (a whole dataset);
-        ``column`` given apart names a column of a path. Several when the name is ambiguous, none when
-        no counted run wrote or read it."""
-        text = text.strip()
+    def starts(self, text: str, column: str | None = None, *,
+               visible: Callable[[str], bool] | None = None) -> list[Field]:
+        """What ``text`` names: ``db.table.column`` (a column), ``db.table`` or a path (a whole dataset),
+        quoted as Spark quotes names or not; ``column`` given apart names a column of a path. Several
+        when the name is ambiguous, none when no counted run wrote or read it.
+
+        ``visible(dag_id)``: only what runs of the DAGs it allows name, under their names (a hidden
+        DAG's location or column spelling is never the answer); a dataset they do not touch, or touch
+        under other names than ``text``, is not there."""
+        text = unquoted(text.strip()).strip()
+        column = unquoted(column.strip()) if column else None
         if column is None:
-            whole = self.find(text)
+            whole = self._seen(self.find(text), text, visible)
             if whole:
                 return whole
             if "." not in text:
                 return []
             text, column = text.rsplit(".", 1)
         found = []
-        for d in self.find(text):
-            named = self._columns_of(self._now, d.dataset).get(column.lower())
-            found.append(Field(d.namespace, d.name, named.column if named else column, d.label))
+        for d in self._seen(self.find(text), text, visible):
+            found.append(Field(d.namespace, d.name, self._column_named(d, column, visible), d.label))
         return found
+
+    def _seen(self, found: list[Field], text: str, visible: Callable[[str], bool] | None) -> list[Field]:
+        """``found`` as runs of ``visible`` DAGs name each dataset under ``text``; the rest left out."""
+        if visible is None:
+            return found
+        want, out = text.lower(), []
+        for d in found:
+            shown = next((f for same in self._same.of(d.dataset) for f, r in self._now.named.get(same, ())
+                          if visible(r.run.dag_id) and want in _names(f)), None)
+            if shown is not None:
+                out.append(shown)
+        return out
+
+    def _column_named(self, d: Field, column: str, visible: Callable[[str], bool] | None) -> str:
+        """``column`` of ``d`` spelled as a run names it (of a ``visible`` DAG), else as given."""
+        if visible is None:
+            named = self._columns_of(self._now, d.dataset).get(column.lower())
+            return named.column if named else column
+        f = Field(d.namespace, d.name, column)
+        view = self._now
+        for steps, end in ((view.up, 0), (view.down, 1), (view.down_indirect, 1)):
+            for e, r in self._column_steps(steps, f):
+                if visible(r.run.dag_id):
+                    return (e.target, e.source)[end].column
+        return column
 
     def search(self, text: str, *, visible: Callable[[str], bool] | None = None, limit: int = 50) -> list[Field]:
         """Datasets and columns whose name holds ``text`` (case aside), from the latest runs of the DAGs
@@ -629,16 +702,20 @@ class TraceIndex:
         DAGs is 60,000 hops, of which a page shows 2,500)."""
         view = self._view(as_of)
         starts = [start] if start.column else list(self._columns_of(view, start.dataset).values())
-        found = any(self._column_steps(view.up, f) or self._column_steps(view.down, f)
-                    or self._column_steps(view.down_indirect, f) or self._dataset_steps(view.up_indirect, f.dataset)
-                    for f in starts)
         walk = _Walk(self, view, visible or (lambda _dag: True), depth, limit)
+        # Found only through a DAG the user may read: else the answer is an unknown start's, and no
+        # hidden count says that something lies there.
+        if not any(walk.sees(r.run.dag_id) for f in starts for steps in (
+                self._column_steps(view.up, f), self._column_steps(view.down, f),
+                self._column_steps(view.down_indirect, f), self._dataset_steps(view.up_indirect, f.dataset))
+                for _, r in steps):
+            return Trace(start=start, found=False)
         if upstream:
             walk.run(starts, UPSTREAM)
         if downstream:
             walk.run(starts, DOWNSTREAM)
         whole = Trace(start=start, hops=tuple(walk.hops), hidden=tuple(walk.hidden),
-                      sources=tuple(walk.sources.values()), found=found)
+                      sources=tuple(walk.sources.values()))
         if limit is None:
             return whole
         cut = whole.nearest(limit)  # it cuts whenever anything was only counted
@@ -695,6 +772,7 @@ class _Walk:
             # Past the limit the answer is cut to shallower depths: what lies deeper is only counted.
             build = self.limit is None or built <= self.limit
             nxt_frontier: list[Field] = []
+            blocked = 0  # one count a depth: never how many of the start's columns a hidden DAG touches
             for here in frontier:
                 if upstream:
                     steps = index._column_steps(view.up, here)
@@ -704,7 +782,6 @@ class _Walk:
                         steps += index._dataset_steps(view.up_indirect, here.dataset)
                 else:
                     steps = index._column_steps(view.down, here) + index._column_steps(view.down_indirect, here)
-                blocked = 0
                 for e, r in steps:
                     if not self.sees(r.run.dag_id):
                         blocked += 1
@@ -729,8 +806,8 @@ class _Walk:
                     if k not in seen:
                         seen.add(k)
                         nxt_frontier.append(nxt)
-                if blocked and build:
-                    self.hidden.append(Hidden(direction, level, blocked))
+            if blocked and build:
+                self.hidden.append(Hidden(direction, level, blocked))
             frontier, level = nxt_frontier, level + 1
 
     def written(self, dataset: tuple[str, str]) -> bool:

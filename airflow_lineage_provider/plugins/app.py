@@ -208,7 +208,8 @@ TRACE_HOPS = 2500
 def trace_answer(user: Any, dataset: str, column: str | None, direction: str, depth: str, as_of: str | None,
                  limit: int = TRACE_HOPS) -> dict[str, Any]:
     """A trace across DAGs as the user may see it; 400 saying which parameter is wrong, 404 when no task
-    with lineage writes or reads the start. The index follows new runs first (``runs.TraceFollower``)."""
+    with lineage of a DAG the user may read writes or reads the start (a table only hidden DAGs touch is
+    answered as one that does not exist). The index follows new runs first (``runs.TraceFollower``)."""
     from airflow_lineage_provider.lineage.trace import TraceQuery
     from airflow_lineage_provider.runs import trace_follower
 

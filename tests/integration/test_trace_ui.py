@@ -2,7 +2,8 @@
 
 Three DAGs that share tables run first (tests/dags/lineage_test_trace.py, no Spark). The server's auth
 manager is SimpleAuthManager with per-DAG permissions (tests/integration/auth_manager.py): ``partial`` may
-not read ``trace_report``, as a FAB or Keycloak role would say. What each user gets is checked in the API's
+not read ``trace_report``, ``onedag`` may read only it, as a FAB or Keycloak role would say; ``norole`` has
+no role. What each user gets is checked in the API's
 answer and on the page; the API's hops are compared with ``airflow-lineage trace --json``.
 """
 
@@ -32,9 +33,10 @@ def server(three_dags, tmp_path_factory):  # noqa: F811
     home = Path(os.environ["AIRFLOW_HOME"])
     log = tmp_path_factory.mktemp("api-server-trace") / "api-server.log"
     env = {"AIRFLOW__CORE__AUTH_MANAGER": "tests.integration.auth_manager.PerDagAuthManager",
-           "AIRFLOW_LINEAGE_TEST_HIDDEN": "partial:trace_report",
+           "AIRFLOW_LINEAGE_TEST_HIDDEN": "partial:trace_report,onedag:trace_dwd|trace_rollup",
            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
-    with api_server("admin:admin,partial:viewer", home / "trace_test_passwords.json", log, env=env) as running:
+    with api_server("admin:admin,partial:viewer,norole:,onedag:viewer", home / "trace_test_passwords.json", log,
+                    env=env) as running:
         yield running
 
 
@@ -259,3 +261,35 @@ def test_the_example_dags_trace_a_report_column_back_through_dag_a(server, brows
                                           D + "company_report.oldest_birthday", D + "company_report.first_day"}
     finally:
         context.close()
+
+
+# -- issue 42: hidden tables ---------------------------------------------------------------------------------
+
+def test_a_hidden_table_is_answered_over_http_as_a_table_that_does_not_exist(server):
+    """``norole`` reads no DAG, ``onedag`` only trace_report: a table only other DAGs touch gets the unknown
+    table's status and body, under any spelling; search offers nothing of it."""
+    wh = "/warehouse/trace.db/"
+    cases = [("norole", {"dataset": T + "dwd_users"}), ("norole", {"dataset": "TRACE.DWD_USERS.AGE"}),
+             ("norole", {"dataset": wh + "dwd_users", "column": "id"}),
+             ("onedag", {"dataset": "`trace`.`ods_users`.`birthday`", "direction": "downstream"}),
+             ("onedag", {"dataset": "file/" + wh + "ods_users"}), ("onedag", {"dataset": T + "company_rollup.name",
+                                                                             "depth": "1"})]
+    for user, params in cases:
+        unknown = {k: v.replace("_users", "_nosuch").replace("_USERS", "_NOSUCH").replace("_rollup", "_nosuch")
+                   for k, v in params.items()}
+        assert _trace(server, "admin", **params)[0] == 200, params
+        got, none = _trace(server, user, **params), _trace(server, user, **unknown)
+        assert got[0] == none[0] == 404, (user, params, got)
+        assert json.loads(got[1]) == {"detail": json.loads(none[1])["detail"].replace(
+            unknown["dataset"], params["dataset"])}, (user, params)
+    for user, q in (("norole", "trace.dwd"), ("norole", "birthday"), ("onedag", "trace.ods_users"),
+                    ("onedag", "company_rollup")):
+        assert _trace(server, user, path="/column-lineage/api/trace/search", q=q) == (200, b'{"results":[]}'), q
+    # The table trace_dwd writes and trace_report reads: the reader's hops, the writer counted, never named.
+    status, body = _trace(server, "onedag", dataset=T + "dwd_users.company_name")
+    assert status == 200, body
+    trace = json.loads(body)["trace"]
+    assert {h["run"]["dag_id"] for h in trace["hops"]} == {"trace_report"}
+    assert trace["hidden"][0] == {"direction": "upstream", "depth": 1, "hops": 3}
+    for leak in (b"trace_dwd", b"trace_rollup", b"ods_users", b"dim_company", b"company_rollup"):
+        assert leak not in body, leak

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from airflow_lineage_provider.lineage.model import (
@@ -17,7 +19,7 @@ from airflow_lineage_provider.lineage.model import (
     Origin,
     StatementLineage,
 )
-from airflow_lineage_provider.lineage.trace import DOWNSTREAM, UPSTREAM, Field, TaskRun, TraceIndex
+from airflow_lineage_provider.lineage.trace import DOWNSTREAM, UPSTREAM, Field, TaskRun, Trace, TraceIndex
 
 WH = "file"
 
@@ -372,3 +374,171 @@ def test_a_run_noted_without_lineage_is_what_the_stale_rule_compares_with():
     assert "previous successful run (2026-11-26T02:00:00+00:00)" in direct.stale
     with pytest.raises(ValueError, match="older than its latest"):
         index.note_run(run("dag_b", "build_report", 28, 2))
+
+
+# -- issue 42: hidden tables ---------------------------------------------------------------------------------
+# A table no DAG the user may read touches is answered as one that does not exist; a table partly seen
+# shows what the visible DAGs name, the hidden ones counted, never named.
+
+def SEES_B(dag: str) -> bool:  # noqa: N802 - a user who may read DAG B only
+    return dag == "dag_b"
+
+
+def by_catalog_name(name: str) -> Dataset:
+    """A table named as a static extraction names it: by catalog name, no location."""
+    return Dataset(namespace="spark_catalog", name=f"default.{name}", table=f"spark_catalog.default.{name}")
+
+
+def hidden_and_partial() -> TraceIndex:
+    """DAG A (hidden) writes dwd_users by location from ods_users and dim_company, and a secret table from a
+    vault; DAG B (visible) reads dwd_users by catalog name into the report."""
+    index = two_dags()
+    index.add(run("dag_a", "build_secret", 27, 3), report(write("secret", {
+        "SSN": [("vault", "ssn", IDENTITY)], "salary": [("vault", "pay", TRANSFORMATION)]})))
+    index.add(run("dag_b", "build_report", 27, 4), report(StatementLineage.of(
+        index=0, sql="", method="sql", confidence=1.0, inputs=[by_catalog_name("dwd_users")],
+        target=by_catalog_name("report"),
+        columns=[("company_name", [Origin("spark_catalog.default.dwd_users", "company_name", IDENTITY, "c", False)]),
+                 ("users", [Origin("spark_catalog.default.dwd_users", "id", AGGREGATION, "count(id)", False)])],
+        indirect=(), warnings=())))
+    return index
+
+
+def unknown_spelling(text: str) -> str:
+    """The same spelling of a table no task touches: ``secret`` -> ``nosuch`` (case kept)."""
+    import re
+
+    return re.sub("secret", lambda m: "nosuch" if m.group().islower() else "NOSUCH", text, flags=re.I)
+
+
+HIDDEN_SPELLINGS = [("spark_catalog.default.secret", None), ("default.secret", None), ("secret", None),
+                    ("SPARK_CATALOG.Default.SECRET", None), ("`default`.`secret`", None),
+                    ("`spark_catalog`.`default`.`secret`.`ssn`", None), ("default.secret.ssn", None),
+                    ("DEFAULT.SECRET.SSN", None), ("/wh/secret", None), ("file//wh/secret", None),
+                    ("/wh/secret", "ssn"), ("/WH/SECRET", "SSN")]
+
+
+@pytest.mark.parametrize("start, column", HIDDEN_SPELLINGS)
+def test_a_hidden_table_is_answered_as_a_table_that_does_not_exist(start, column):
+    from airflow_lineage_provider.lineage.trace import TraceQuery
+
+    index = hidden_and_partial()
+    # Whoever may read DAG A finds it under each spelling...
+    assert not isinstance(TraceQuery.parse(start, column=column).run(index), str), start
+    for visible in (lambda dag: False, SEES_B):  # ...a user with no role, or with DAG B only, does not
+        for kwargs in ({}, {"upstream": False}, {"downstream": False}, {"depth": "1"}):
+            got = TraceQuery.parse(start, column=column, **kwargs).run(index, visible=visible)
+            unknown = TraceQuery.parse(unknown_spelling(start), column=column and unknown_spelling(column),
+                                       **kwargs).run(index, visible=visible)
+            assert isinstance(got, str) and got == unknown.replace("nosuch", "secret").replace("NOSUCH", "SECRET"), (
+                start, got, unknown)
+        assert index.starts(start, column, visible=visible) == []
+
+
+def test_a_hidden_start_traced_directly_equals_an_unknown_one():
+    index = hidden_and_partial()
+    for start in (col("secret", "ssn"), col("secret"), col("vault", "ssn")):
+        got = index.trace(start, visible=SEES_B)
+        assert got == Trace(start=start, found=False), start
+        assert index.trace(start, visible=lambda dag: False) == Trace(start=start, found=False)
+        assert index.trace(start).found  # the DAG's readers see it
+
+
+def test_search_offers_nothing_of_a_hidden_table():
+    index = hidden_and_partial()
+    assert {f.label for f in index.search("secret")} == {"spark_catalog.default.secret"}
+    for q in ("secret", "SECRET", "ssn", "vault", "salary", "default.secret"):
+        assert index.search(q, visible=SEES_B) == [] and index.search(q, visible=lambda dag: False) == [], q
+    # Only DAG B's naming of a table both DAGs touch: by catalog name, never DAG A's location.
+    got = index.search("dwd_users", visible=SEES_B)
+    assert {(f.namespace, f.name, f.column) for f in got} == {
+        ("spark_catalog", "default.dwd_users", ""), ("spark_catalog", "default.dwd_users", "company_name"),
+        ("spark_catalog", "default.dwd_users", "id")}
+
+
+def test_a_table_written_by_a_hidden_dag_shows_its_visible_reader_and_counts_the_writer():
+    from airflow_lineage_provider.lineage.trace import TraceQuery
+
+    index = hidden_and_partial()
+    t = TraceQuery.parse("default.dwd_users.company_name").run(index, visible=SEES_B)
+    # The start as DAG B names it: by catalog name, not by the location only DAG A's plan gave.
+    assert t.found and (t.start.namespace, t.start.name, t.start.column) == (
+        "spark_catalog", "default.dwd_users", "company_name")
+    assert edges(t) == {(1, "report.company_name", "dwd_users.company_name", IDENTITY, "dag_b")}
+    # DAG A's three hops into dwd_users (a column and two join keys): counted once, at their depth.
+    assert [(h.direction, h.depth, h.hops) for h in t.hidden] == [(UPSTREAM, 1, 3)]
+    assert t.sources == ()  # DAG A writes it: no "no task writes it" about a table that is written
+    text = repr(t.to_dict()) + "\n".join(t.lines()) + repr(t.rows())
+    for leak in ("dag_a", "build_dwd", "/wh/dwd_users", "ods_users", "dim_company", "'file'"):
+        assert leak not in text, leak
+    # Upstream of the report: DAG B's hop, then DAG A's hops into dwd_users.id counted at depth 2.
+    up = TraceQuery.parse("default.report.users", downstream=False).run(index, visible=SEES_B)
+    assert edges(up) == {(1, "report.users", "dwd_users.id", AGGREGATION, "dag_b")}
+    assert [(h.direction, h.depth, h.hops) for h in up.hidden] == [(UPSTREAM, 2, 3)]
+    assert "dag_a" not in repr(up.to_dict()) and "/wh/dwd_users" not in repr(up.to_dict())
+
+
+def test_a_whole_table_partly_seen_counts_the_hidden_hops_once_a_depth():
+    from airflow_lineage_provider.lineage.trace import TraceQuery
+
+    index = hidden_and_partial()
+    t = TraceQuery.parse("default.dwd_users", downstream=False).run(index, visible=SEES_B)
+    assert (t.start.namespace, t.start.name, t.start.column) == ("spark_catalog", "default.dwd_users", "")
+    assert t.hops == ()
+    # Every hop of DAG A into the table, one count at depth 1: not one entry per column it writes.
+    assert [(h.direction, h.depth, h.hops) for h in t.hidden] == [(UPSTREAM, 1, 5)]
+    assert "age" not in repr(t.to_dict()) and "dag_a" not in repr(t.to_dict())
+
+
+def test_a_column_of_a_partly_seen_table_that_only_a_hidden_dag_names_is_an_unknown_column():
+    from airflow_lineage_provider.lineage.trace import TraceQuery
+
+    index = hidden_and_partial()
+    age = TraceQuery.parse("default.dwd_users.AGE").run(index, visible=SEES_B)  # only DAG A writes age
+    unknown = TraceQuery.parse("default.dwd_users.NOSUCH").run(index, visible=SEES_B)
+    assert age == replace(unknown, start=replace(unknown.start, column="AGE"))
+    assert not age.found and age.hops == age.hidden == age.sources == ()
+    assert age.start.column == "AGE"  # as the user typed it, never as the hidden DAG spells it
+    assert TraceQuery.parse("default.dwd_users.AGE").run(index).start.column == "age"  # whoever reads DAG A
+
+
+def test_a_partly_seen_table_asked_by_the_location_only_the_hidden_dag_gives_is_unknown():
+    from airflow_lineage_provider.lineage.trace import TraceQuery
+
+    index = hidden_and_partial()
+    for start in ("/wh/dwd_users", "file//wh/dwd_users", "/wh/dwd_users.company_name"):
+        got = TraceQuery.parse(start).run(index, visible=SEES_B)
+        assert got == f"no task with column lineage writes or reads {start}", start
+        assert not isinstance(TraceQuery.parse(start).run(index), str), start
+    # The name DAG B gives finds it, for B's reader and for everyone else alike.
+    for start in ("spark_catalog/default.dwd_users", "default.dwd_users"):
+        for visible in (SEES_B, None):
+            t = TraceQuery.parse(start, column="company_name").run(index, visible=visible)
+            assert not isinstance(t, str) and t.found, (start, visible)
+
+
+def test_an_ambiguous_name_lists_only_the_datasets_a_visible_dag_names():
+    from airflow_lineage_provider.lineage.trace import TraceQuery
+
+    index = hidden_and_partial()
+    index.add(run("dag_a", "other", 27, 5), report(StatementLineage.of(
+        index=0, sql="", method="plan", confidence=1.0, inputs=[],
+        target=Dataset(namespace="s3://lake", name="x/report", table="spark_catalog.other.report"),
+        columns=[("users", [])], indirect=(), warnings=())))
+    assert "names 2 datasets" in TraceQuery.parse("report.users").run(index)
+    t = TraceQuery.parse("report.users").run(index, visible=SEES_B)
+    assert not isinstance(t, str) and t.start.label == "spark_catalog.default.report"
+    assert "lake" not in repr(t.to_dict()) and "other" not in repr(t.to_dict())
+    assert TraceQuery.parse("other.report.users").run(index, visible=SEES_B) == (
+        "no task with column lineage writes or reads other.report.users")
+
+
+def test_a_name_quoted_as_spark_quotes_it_names_the_same_start():
+    from airflow_lineage_provider.lineage.trace import TraceQuery
+
+    index = two_dags()
+    plain = TraceQuery.parse("spark_catalog.default.report.company_name").run(index)
+    for quoted in ("`spark_catalog`.`default`.`report`.`company_name`", "`default`.report.`COMPANY_NAME`",
+                   " `report`.`company_name` "):
+        assert TraceQuery.parse(quoted).run(index) == plain, quoted
+    assert TraceQuery.parse("`default`.`report`", column="company_name").run(index) == plain

@@ -6,6 +6,8 @@ no role. Here an auth manager that denies shows the app asks Airflow about exact
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -219,3 +221,161 @@ def test_a_page_for_a_dag_run_or_task_that_does_not_exist_is_a_404_page_as_its_a
         assert "column-lineage-app" not in page.text
         assert page.headers["X-Content-Type-Options"] == "nosniff"
     assert client.get(f"/dags/d/runs/{RUN}/tasks/t").status_code == 200
+
+
+# -- issue 42: hidden tables ---------------------------------------------------------------------------------
+# The trace API answers a table no DAG the user may read touches as one that does not exist: same status,
+# same body, no location, no column. Users: ``admin`` reads every DAG, ``one`` DAG B only, ``norole`` none.
+
+POLICY = {"admin": lambda dag: True, "one": lambda dag: dag == "dag_b", "norole": lambda dag: False}
+
+
+class PolicyUser(FakeUser):
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def get_id(self) -> str:
+        return self.name
+
+    def get_name(self) -> str:
+        return self.name
+
+
+class PolicyAuthManager(FakeAuthManager):
+    async def get_user_from_token(self, token: str) -> PolicyUser:
+        from jwt import InvalidTokenError
+
+        if token not in POLICY:
+            raise InvalidTokenError("bad token")
+        return PolicyUser(token)
+
+    def is_authorized_dag(self, **kwargs) -> bool:
+        self.calls.append(kwargs)
+        return POLICY[kwargs["user"].get_name()](kwargs["details"].id)
+
+
+class StandingFollower:
+    """The follower's face the routes use, over an index built in the test."""
+
+    def __init__(self, index) -> None:
+        self.index = index
+
+    def refresh(self) -> int:
+        return 0
+
+    def index_at(self, as_of):
+        return self.index
+
+
+@pytest.fixture
+def trace_client(monkeypatch):
+    import airflow.api_fastapi.app as airflow_app
+    from airflow.api_fastapi.core_api import security
+
+    from airflow_lineage_provider import runs
+    from tests.unit.lineage.test_trace import hidden_and_partial
+
+    manager = PolicyAuthManager(allow=True)
+    monkeypatch.setattr(security, "get_auth_manager", lambda: manager)
+    monkeypatch.setattr(airflow_app, "get_auth_manager", lambda: manager)
+    monkeypatch.setattr(runs, "trace_follower", lambda: StandingFollower(hidden_and_partial()))
+    c = TestClient(app_module.create_app())
+    c.manager = manager
+    return c
+
+
+def _as(client, user: str, path: str = "/api/trace", **params):
+    r = client.get(path, params=params, headers={"Authorization": f"Bearer {user}"})
+    return r.status_code, r.json()
+
+
+def _unknown(value):
+    from tests.unit.lineage.test_trace import unknown_spelling
+
+    return unknown_spelling(value) if isinstance(value, str) else value
+
+
+def _back(body):
+    """An unknown table's answer with the asked name put back: what the hidden table's must equal."""
+    return json.loads(json.dumps(body).replace("nosuch", "secret").replace("NOSUCH", "SECRET"))
+
+
+@pytest.mark.parametrize("params", [
+    {"dataset": "spark_catalog.default.secret"}, {"dataset": "default.secret", "direction": "upstream"},
+    {"dataset": "secret", "direction": "downstream", "depth": "1"}, {"dataset": "Spark_Catalog.Default.SECRET"},
+    {"dataset": "`default`.`secret`"}, {"dataset": "default.secret.ssn"}, {"dataset": "DEFAULT.SECRET.SSN"},
+    {"dataset": "`spark_catalog`.`default`.`secret`.`SSN`", "as_of": "2026-12-01"},
+    {"dataset": "/wh/secret"}, {"dataset": "file//wh/secret"}, {"dataset": "/wh/secret", "column": "ssn"},
+    {"dataset": "/WH/SECRET", "column": "SALARY", "limit": "1"}, {"dataset": "default.vault.ssn"},
+])
+def test_the_trace_api_answers_a_hidden_table_as_an_unknown_one(trace_client, params):
+    status, body = _as(trace_client, "admin", **params)
+    assert status == 200 and body["trace"]["found"], body  # the spelling names it, for whom may see it
+    for user in ("norole", "one"):
+        hidden = _as(trace_client, user, **params)
+        unknown = _as(trace_client, user, **{k: _unknown(v) for k, v in params.items()})
+        assert hidden[0] == unknown[0] == 404
+        assert hidden[1] == _back(unknown[1]) == {"detail": f"no task with column lineage writes or reads "
+                                                            f"{params['dataset']}" + (
+                                                                f" (column {params['column']})" if "column" in params
+                                                                else "")}
+        text = json.dumps(hidden[1]).lower()
+        assert "/wh/" not in text or "/wh/" in params["dataset"].lower()
+        assert "salary" not in text or "SALARY" in params.get("column", "")
+        assert "dag_a" not in text and "build_secret" not in text
+
+
+def test_the_search_api_offers_nothing_of_a_hidden_table(trace_client):
+    for q in ("secret", "SECRET", "default.secret", "ssn", "salary", "vault", "build_secret"):
+        for user in ("norole", "one"):
+            assert _as(trace_client, user, "/api/trace/search", q=q) == (200, {"results": []}), (user, q)
+    status, body = _as(trace_client, "admin", "/api/trace/search", q="secret")
+    assert status == 200 and {r["column"] for r in body["results"]} == {"", "SSN", "salary"}
+    # The visible reader's names of a table a hidden DAG writes: its catalog name, never the location.
+    status, body = _as(trace_client, "one", "/api/trace/search", q="dwd_users")
+    assert {(r["namespace"], r["name"], r["column"]) for r in body["results"]} == {
+        ("spark_catalog", "default.dwd_users", ""), ("spark_catalog", "default.dwd_users", "company_name"),
+        ("spark_catalog", "default.dwd_users", "id")}
+
+
+def test_a_table_written_by_a_hidden_dag_and_read_by_a_visible_one_shows_the_reader_and_counts_the_writer(
+        trace_client):
+    status, body = _as(trace_client, "one", dataset="default.dwd_users.company_name")
+    assert status == 200
+    trace = body["trace"]
+    assert trace["start"] == {"namespace": "spark_catalog", "name": "default.dwd_users",
+                              "label": "spark_catalog.default.dwd_users", "column": "company_name"}
+    assert [(h["run"]["dag_id"], h["target"]["column"], h["source"]["column"]) for h in trace["hops"]] == [
+        ("dag_b", "company_name", "company_name")]
+    assert trace["hidden"] == [{"direction": "upstream", "depth": 1, "hops": 3}] and trace["sources"] == []
+    text = json.dumps(body)
+    for leak in ("dag_a", "build_dwd", "/wh/dwd_users", "ods_users", "dim_company", "birthday", '"age"'):
+        assert leak not in text, leak
+    # The writer's view of the same table, for whom may read DAG A: its hops are there.
+    status, body = _as(trace_client, "admin", dataset="default.dwd_users.company_name")
+    assert status == 200 and "dag_a" in json.dumps(body) and body["trace"]["hidden"] == []
+    # A user with no role gets for the same table what they get for a table that does not exist.
+    assert _as(trace_client, "norole", dataset="default.dwd_users.company_name") == (
+        404, {"detail": "no task with column lineage writes or reads default.dwd_users.company_name"})
+
+
+def test_a_column_only_the_hidden_writer_names_is_an_unknown_column_of_the_visible_table(trace_client):
+    age = _as(trace_client, "one", dataset="default.dwd_users.age")
+    unknown = _as(trace_client, "one", dataset="default.dwd_users.nosuch")
+    assert age[0] == unknown[0] == 200
+    assert age[1] == json.loads(json.dumps(unknown[1]).replace("nosuch", "age"))
+    assert age[1]["trace"]["found"] is False and age[1]["trace"]["hidden"] == []
+    # The location only the hidden writer's plan gives is not an answer to the reader of DAG B.
+    assert _as(trace_client, "one", dataset="/wh/dwd_users") == (
+        404, {"detail": "no task with column lineage writes or reads /wh/dwd_users"})
+    assert _as(trace_client, "admin", dataset="/wh/dwd_users")[0] == 200
+
+
+def test_a_user_without_the_dag_is_asked_about_only_the_dags_that_touch_the_name(trace_client):
+    """Airflow's auth manager is asked once per DAG that touches the name (no walk for a hidden table),
+    and never for an unknown one: the work differs by those answers only."""
+    _as(trace_client, "one", dataset="default.secret.ssn")
+    assert {c["details"].id for c in trace_client.manager.calls} == {"dag_a"}
+    trace_client.manager.calls.clear()
+    _as(trace_client, "one", dataset="default.nosuch.ssn")
+    assert trace_client.manager.calls == []
