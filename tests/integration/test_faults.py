@@ -762,9 +762,10 @@ def old_listener(monkeypatch) -> str:
     return old_listener_jar()
 
 
-def without_listener_because(jar: str) -> str:
+def old_copy_in(jar: str) -> str:
+    """Why the listener is not added: the one sentence that names the jar and the class."""
     return (f"{jar} holds another copy of the listener's class airflow_lineage.listener.LineageListener: an older "
-            "copy of the listener would be loaded and fail the run: the application runs without the listener")
+            "copy of the listener would be loaded and fail the run")
 
 
 @pytest.mark.slow
@@ -802,7 +803,7 @@ def test_an_old_listener_class_in_the_application_jar_costs_the_lineage_one_line
     run, printed, docs = run_jar_fault("jar_app", "jar_app", capfd)
     assert run.state == "success"
     assert jar_rows(spark, f"{JAR_FAULT_OUT}/jar_app") == jar_without_capture
-    why = without_listener_because(jvm_app_with_old_listener())
+    why = f"{old_copy_in(jvm_app_with_old_listener())}: the application runs without the listener"
     assert docs["jar_app"]["statements"] == [] and docs["jar_app"]["warnings"] == [f"no plan lineage: {why}"]
     assert said_once(printed, "No plan column lineage:") == f"No plan column lineage: {why}"
     assert "queryExecutionListeners" not in printed and "is not a subclass" not in printed
@@ -819,7 +820,7 @@ def test_an_old_listener_class_in_a_stock_tasks_jars_dependency_costs_the_lineag
         run, printed, docs = run_jar_fault("stock_jar_copy", "stock_copy", capfd)
     assert run.state == "success"
     assert jar_rows(spark, f"{JAR_FAULT_OUT}/stock_copy") == jar_without_capture
-    why = without_listener_because(old_listener)
+    why = f"{old_copy_in(old_listener)}: the application runs without the listener"
     assert docs["stock_copy_in_jars"]["statements"] == []
     assert docs["stock_copy_in_jars"]["warnings"] == [f"no plan lineage: {why}"]
     assert said_once(printed, "No plan column lineage:") == f"No plan column lineage: {why}"
@@ -847,3 +848,27 @@ def test_a_byte_identical_copy_of_the_listener_in_spark_jars_is_no_conflict_the_
     assert [(s["method"], s["target"]["name"]) for s in doc["statements"]] == [
         ("plan", f"{JAR_FAULT_OUT}/copy_in_spark_jars/range"), ("plan", f"{JAR_FAULT_OUT}/copy_in_spark_jars/total")]
     assert "No plan column lineage" not in printed
+
+
+@pytest.mark.slow
+def test_the_cli_runs_a_jar_whose_spark_jars_hold_the_old_class_without_the_listener(old_listener, spark, tmp_path,
+                                                                                   jar_without_capture):
+    """``airflow-lineage extract --app``: the same check, the same sentence on stderr, the jar's own output."""
+    import json
+    import os
+    import subprocess
+
+    from tests.conftest import venv_bin
+    from tests.rowlevel import jvm_app_jar
+
+    out = tmp_path / "out"
+    proc = subprocess.run([venv_bin("airflow-lineage"), "extract", "--app", jvm_app_jar(), "--class",
+                           "lineagetest.WriteRange", "--format", "json", "--conf", f"spark.jars={old_listener}",
+                           "--conf", "spark.sql.catalogImplementation=in-memory", "--", str(out / "range"),
+                           str(out / "total")], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "AIRFLOW_LINEAGE_LOCAL_DIR": str(tmp_path / "state")})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert jar_rows(spark, str(out)) == jar_without_capture
+    assert [line for line in proc.stderr.splitlines() if line.startswith("airflow-lineage:")] == [
+        f"airflow-lineage: no plan lineage: {old_copy_in(old_listener)}: the application ran without the listener"]
+    assert json.loads(proc.stdout)["statements"] == []
