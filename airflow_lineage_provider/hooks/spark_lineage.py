@@ -245,10 +245,10 @@ class SparkLineageHook(SubmitHookAdapter):
                 why, self._unseen_jars = jvm_listener.shadowing(listener, application, given_jars, given_conf,
                                                                 self._spark_defaults(), self.driver_class_path)
                 if why:  # the driver would load the user's copy of our classes, and Spark fail the session
-                    listener = None
+                    listener, why = None, scrub(why) or why
                 elif self._unseen_jars:
                     self.log.info("The JVM listener is added; %s could not be looked into for another copy of "
-                                  "its classes (not files on this worker)", ", ".join(self._unseen_jars))
+                                  "its classes (not files on this worker)", scrub(", ".join(self._unseen_jars)))
 
             def prepare(dump: str) -> Launch:
                 # From what the user gave each time: a second call (a local dump instead) adds nothing twice.
@@ -346,7 +346,8 @@ class SparkLineageHook(SubmitHookAdapter):
         refused = getattr(self, "_refused_line", "")
         if not launch.listener or not refused:
             return ""
-        where = ", ".join(getattr(self, "_unseen_jars", [])) or "a jar the cluster adds to the driver's class path"
+        unseen = scrub(", ".join(getattr(self, "_unseen_jars", [])))
+        where = unseen or "a jar the cluster adds to the driver's class path"
         return (f". Spark refused the lineage listener ({refused}): another copy of its classes was loaded from "
                 f"{where}, which this worker could not look into. Remove that copy, or give the jar as a file on this "
                 "worker: the job then runs without the listener")

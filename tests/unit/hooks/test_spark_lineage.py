@@ -292,7 +292,10 @@ def test_a_remote_jar_runs_with_the_listener_and_a_refusal_by_spark_is_explained
     from airflow.providers.common.compat.sdk import AirflowException
 
     monkeypatch.setenv("AIRFLOW_LINEAGE_LOCAL_DIR", str(tmp_path / "local"))
-    hook = SparkLineageHook(conn_id=None, java_class="com.example.Etl", jars="hdfs://nn/libs/dep.jar")
+    hook = SparkLineageHook(conn_id=None, java_class="com.example.Etl",
+                            jars="hdfs://nn/libs/dep.jar,https://ci:s3cr3t-t0ken@repo.example/libs/util.jar")
+    logged: list[str] = []
+    monkeypatch.setattr(hook.log, "info", lambda msg, *args: logged.append(msg % args if args else msg))
     commands: list[list[str]] = []
     refused = ("Caused by: java.lang.IllegalArgumentException: requirement failed: "
                "airflow_lineage.listener.LineageListener is not a subclass of "
@@ -307,12 +310,15 @@ def test_a_remote_jar_runs_with_the_listener_and_a_refusal_by_spark_is_explained
     with pytest.raises(SparkJobError) as raised:
         hook.run_application("/jobs/etl.jar")
     [cmd] = commands  # once: with the listener
-    assert cmd[cmd.index("--jars") + 1].startswith("hdfs://nn/libs/dep.jar,")
+    assert cmd[cmd.index("--jars") + 1].startswith("hdfs://nn/libs/dep.jar,https://ci:s3cr3t-t0ken@repo.example/")
+    unseen = "hdfs://nn/libs/dep.jar, https://repo.example/libs/util.jar"  # the credential never said
     assert str(raised.value) == (
         "The Spark job failed: Cannot execute: spark-submit. Error code is: 1. Spark refused the lineage listener "
-        f"({refused}): another copy of its classes was loaded from hdfs://nn/libs/dep.jar, which this worker could "
-        "not look into. Remove that copy, or give the jar as a file on this worker: the job then runs without the "
-        "listener")
+        f"({refused}): another copy of its classes was loaded from {unseen}, which this worker could not look into. "
+        "Remove that copy, or give the jar as a file on this worker: the job then runs without the listener")
+    assert [line for line in logged if "looked into" in line] == [
+        f"The JVM listener is added; {unseen} could not be looked into for another copy of its classes (not files "
+        "on this worker)"]
 
 
 def test_standalone_cluster_mode_runs_a_jar_but_not_our_python_driver(monkeypatch, tmp_path):
