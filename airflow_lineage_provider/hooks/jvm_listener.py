@@ -27,7 +27,7 @@ import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 # The contract with the Java side (job/listener/java/): a unit test holds these to its sources and the jar.
 JAR = Path(__file__).resolve().parents[1] / "job" / "listener" / "airflow-lineage-listener.jar"
@@ -194,15 +194,26 @@ def shadowing(listener_jar: str, application: str | None, jars: str | None, conf
     if application and application not in listed:
         listed.insert(0, str(application))
     sources += [(entry, _jar_list_entry(entry)) for entry in listed]
-    unseen = []
+    unseen: list[str] = []
+    seen: set[str] = set()
     for given, local in sources:
         if local is None:
             unseen.append(given)
             continue
-        for path in local:
-            differing = _differing(path, ours)
+        queue = list(local)
+        while queue:
+            path = queue.pop(0)
+            if path in seen:
+                continue
+            seen.add(path)
+            differing, listed_by_manifest = _differing(path, ours)
             if differing:
                 return _shadow_reason(path, differing), unseen
+            for url in listed_by_manifest:  # the jar's manifest Class-Path: the class loader opens those next
+                if url.startswith("file:"):
+                    queue.append(unquote(urlsplit(url).path))
+                else:
+                    unseen.append(url)
     return "", unseen
 
 
@@ -225,29 +236,35 @@ def _jar_list_entry(entry: str) -> list[str] | None:
     return sorted(glob.glob(path)) if glob.has_magic(path) else [path]
 
 
-def _differing(path: str, ours: Mapping[str, bytes]) -> list[str]:
-    """The entries of ours that the jar or class directory at ``path`` holds with other bytes (or unreadable)."""
+def _differing(path: str, ours: Mapping[str, bytes]) -> tuple[list[str], list[str]]:
+    """The entries of ours that the jar or class directory at ``path`` holds with other bytes (or unreadable), and
+    the URLs of the jar's manifest ``Class-Path``."""
     if os.path.isdir(path):
-        found = {}
+        found: dict[str, list[str]] = {}
         for root, _, files in os.walk(os.path.join(path, PACKAGE)):
             for name in files:
                 full = os.path.join(root, name)
                 found.setdefault(os.path.relpath(full, path).replace(os.sep, "/"), []).append(full)
         return [name for name, files in sorted(found.items()) if name in ours
-                and any(_file_bytes(f) != ours[name] for f in files)]
+                and any(_file_bytes(f) != ours[name] for f in files)], []
     try:
         with zipfile.ZipFile(path) as archive:
-            return _differing_entries(archive, ours)
+            return _differing_entries(archive, ours, Path(os.path.abspath(path)).as_uri())
     except (OSError, zipfile.BadZipFile):  # not there, or not a jar: no class loader reads it
-        return []
+        return [], []
 
 
-def _differing_entries(archive: zipfile.ZipFile, ours: Mapping[str, bytes]) -> list[str]:
+def _differing_entries(archive: zipfile.ZipFile, ours: Mapping[str, bytes], url: str) -> tuple[list[str], list[str]]:
+    """``_differing`` for an open jar whose URL is ``url``."""
     try:
-        manifest = archive.read("META-INF/MANIFEST.MF").decode("utf-8", "replace")
-    except Exception:  # noqa: BLE001 - no manifest, or an unreadable one: not multi-release
+        # A manifest line starting with one space continues the one before (lines wrap at 72 bytes).
+        manifest = archive.read("META-INF/MANIFEST.MF").decode("utf-8", "replace").replace("\r\n", "\n")
+        manifest = manifest.replace("\n ", "")
+    except Exception:  # noqa: BLE001 - no manifest, or an unreadable one: not multi-release, no Class-Path
         manifest = ""
     versioned = re.search(r"^Multi-Release:\s*true\s*$", manifest, re.I | re.M) is not None
+    class_path = re.search(r"^Class-Path:(.*)$", manifest, re.I | re.M)
+    listed = [urljoin(url, ref) for ref in (class_path.group(1).split() if class_path else [])]
     out = []
     for info in archive.infolist():  # every entry, a repeated name's each copy too
         name = info.filename
@@ -261,10 +278,11 @@ def _differing_entries(archive: zipfile.ZipFile, ours: Mapping[str, bytes]) -> l
             same = False
         if not same and name not in out:
             out.append(name)
-    return out
+    return out, listed
 
 
 def _file_bytes(path: str) -> bytes | None:
+    """A class file's bytes; ``None`` when it cannot be read (never equal to ours)."""
     try:
         with open(path, "rb") as f:
             return f.read()

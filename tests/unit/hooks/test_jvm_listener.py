@@ -369,3 +369,20 @@ def test_a_remote_jar_cannot_be_looked_into_it_is_returned_not_held_against_the_
     dep = _shaded(tmp_path, "dep.jar")
     why, unseen = _shadowing(remote[0], jars=f"{remote[1]},{dep}")
     assert why == f"{dep} holds another copy of the listener's class {OURS}: {WHY}" and unseen == remote[:2]
+
+
+def test_a_jar_named_in_a_jars_manifest_class_path_is_looked_into_too(tmp_path):
+    """The class loader opens the jars a jar's manifest lists (relative to it); a wrapped header line too."""
+    old = _shaded(tmp_path / "app" / "lib dir", "old-lineage.jar")
+    _jar(tmp_path / "app" / "lib dir" / "first.jar", {})  # looked into first: holds nothing of ours
+    # wrapped as the jar tool wraps at 72 bytes: the continuation's first space is dropped, the rest joined
+    header = "Class-Path: lib%20dir/first.jar missing.jar \n lib%20dir/old-line\n age.jar\n"
+    app = _jar(tmp_path / "app" / "app.jar", {}, manifest=f"Manifest-Version: 1.0\n{header}")
+    assert _shadowing(app) == (f"{old} holds another copy of the listener's class {OURS}: {WHY}", [])
+
+
+def test_a_manifest_class_path_that_loops_or_leaves_the_worker_ends(tmp_path):
+    a = tmp_path / "a.jar"
+    _jar(tmp_path / "b.jar", {}, manifest="Manifest-Version: 1.0\nClass-Path: a.jar https://repo.example/c.jar\n")
+    _jar(a, {}, manifest="Manifest-Version: 1.0\nClass-Path: b.jar\n")
+    assert _shadowing(str(a)) == ("", ["https://repo.example/c.jar"])
