@@ -176,7 +176,8 @@ def shadowing(listener_jar: str, application: str | None, jars: str | None, conf
 
     The driver loads a class from the first place on its class path that holds it: the extra class path
     (``--driver-class-path``, else ``spark.driver.extraClassPath``), then the application jar, then ``--jars`` (else
-    ``spark.jars``, as ``jars_with`` reads them), our jar last. So an entry under ``airflow_lineage/`` in any of those
+    ``spark.jars``, as ``jars_with`` reads them), each jar followed by those its manifest ``Class-Path`` lists, our
+    jar last. So an entry under ``airflow_lineage/`` in any of those
     whose bytes differ from ``listener_jar``'s (an old shaded copy) is what Spark would load instead of ours, and
     fail the run. A byte-identical copy is ours; an entry ours does not hold is never loaded by ours; a jar a class
     loader cannot open holds nothing. A remote jar (``hdfs://``, ``s3a://``, ``https://``) cannot be looked into
