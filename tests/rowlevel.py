@@ -1,6 +1,6 @@
 """The tests' Java fixtures, compiled with the JDK against the jars pyspark ships, once per source version:
 the row-level catalog (``tests/java/rowlevel``) with the Spark settings that make it catalog ``rowcat``,
-and a JVM application (``tests/java/jvmapp``).
+a JVM application (``tests/java/jvmapp``), and an old copy of the listener class (``tests/java/oldlistener``).
 
 No Iceberg or Delta jar can be downloaded where the tests run; this catalog's tables support
 MERGE, UPDATE and DELETE as theirs do, so Spark's analyzer makes the same rewritten plans
@@ -62,6 +62,28 @@ def jvm_app_jar() -> str:
     """A JVM Spark application (``lineagetest.WriteRange``, ``tests/java/jvmapp``): what the capture
     cannot run under, for the stock operators' untouched path."""
     return compiled_jar(SOURCES.parent / "jvmapp", "jvmapp")
+
+
+def old_listener_jar() -> str:
+    """A jar holding only an old ``airflow_lineage.listener.LineageListener`` (``tests/java/oldlistener``): a class of
+    the listener's name that is no ``QueryExecutionListener``."""
+    return compiled_jar(SOURCES.parent / "oldlistener", "oldlistener")
+
+
+def jvm_app_with_old_listener() -> str:
+    """The JVM application's jar with the old listener class shaded into it, as a user's fat jar holds one."""
+    parts = [jvm_app_jar(), old_listener_jar()]
+    digest = hashlib.sha1("\n".join(parts).encode()).hexdigest()[:12]  # each part's name holds its sources' hash
+    jar = Path(tempfile.gettempdir()) / f"airflow-lineage-jvmapp-shaded-{digest}.jar"
+    if not jar.exists():
+        partial = jar.with_suffix(f".{os.getpid()}.tmp")
+        with zipfile.ZipFile(partial, "w") as out:
+            for part in parts:
+                with zipfile.ZipFile(part) as archive:
+                    for info in archive.infolist():
+                        out.writestr(info, archive.read(info))
+        os.replace(partial, jar)
+    return str(jar)
 
 
 def rowlevel_conf() -> dict[str, str]:

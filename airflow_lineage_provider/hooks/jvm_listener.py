@@ -10,11 +10,14 @@ worker reads a jar's dump as a ``.py`` application's.
 Spark fails session creation when a class named in ``spark.sql.queryExecutionListeners`` (or
 ``spark.sql.streaming.streamingQueryListeners``) cannot be loaded, so the user's job would fail for
 lineage's sake: only a jar checked here is ever added, and the copy that was checked is the one
-submitted (``checked_copy``). No Airflow import: a plain helper of the hook.
+submitted (``checked_copy``). For the same reason a job whose own jars hold another copy of the listener's
+classes (an old shaded copy), which the driver would load instead of ours, runs without it (``shadowing``).
+No Airflow import: a plain helper of the hook.
 """
 
 from __future__ import annotations
 
+import glob
 import io
 import os
 import re
@@ -24,6 +27,7 @@ import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urljoin, urlsplit
 
 # The contract with the Java side (job/listener/java/): a unit test holds these to its sources and the jar.
 JAR = Path(__file__).resolve().parents[1] / "job" / "listener" / "airflow-lineage-listener.jar"
@@ -56,6 +60,10 @@ KEY_CHARS = "A-Za-z0-9_.+=-"  # a regex class's body
 _KEY_PART = rf"[{KEY_CHARS.replace('.', '')}][{KEY_CHARS}]{{0,127}}"
 KEY_PATTERN = rf"{_KEY_PART}(/{_KEY_PART}){{0,7}}"
 JARS_CONF = "spark.jars"
+DRIVER_CLASS_PATH_CONF = "spark.driver.extraClassPath"  # what spark-submit's --driver-class-path sets
+PACKAGE = "airflow_lineage/"  # every class and resource of the listener's jar lives under it
+# A multi-release jar's class loader reads META-INF/versions/<n>/<name> before <name> (JDK n and later).
+_VERSIONED = re.compile(r"META-INF/versions/\d+/(.+)")
 
 
 def is_jvm_application(application: str | None, java_class: str | None) -> bool:
@@ -165,6 +173,140 @@ def jars_with(jars: str | None, conf: Mapping[str, Any] | None, defaults: Mappin
     if listener_jar not in names:
         names.append(listener_jar)
     return ",".join(names)
+
+
+def shadowing(listener_jar: str, application: str | None, jars: str | None, conf: Mapping[str, Any] | None,
+              defaults: Mapping[str, str] | None, driver_class_path: str | None = None) -> tuple[str, list[str]]:
+    """Why the listener cannot be added to this job ("" when it can), and the jars not looked into.
+
+    The driver loads a class from the first place on its class path that holds it: the extra class path
+    (``--driver-class-path``, else ``spark.driver.extraClassPath``), then the application jar, then ``--jars`` (else
+    ``spark.jars``, as ``jars_with`` reads them), each jar followed by those its manifest ``Class-Path`` lists, our
+    jar last. So an entry under ``airflow_lineage/`` in any of those
+    whose bytes differ from ``listener_jar``'s (an old shaded copy) is what Spark would load instead of ours, and
+    fail the run. A byte-identical copy is ours; an entry ours does not hold is never loaded by ours; a jar a class
+    loader cannot open holds nothing. A remote jar (``hdfs://``, ``s3a://``, ``https://``) cannot be looked into
+    from here: it is returned, not held against the job.
+    """
+    try:
+        with zipfile.ZipFile(listener_jar) as archive:
+            ours = {name: archive.read(name) for name in archive.namelist()
+                    if name.startswith(PACKAGE) and not name.endswith("/")}
+    except (OSError, zipfile.BadZipFile) as e:  # checked_copy's copy: only a vanished file gets here
+        return f"the listener jar {listener_jar} cannot be read ({e})", []
+    extra = driver_class_path or _given(DRIVER_CLASS_PATH_CONF, conf, defaults)
+    sources = [(entry, _class_path_entry(entry)) for entry in str(extra or "").split(os.pathsep) if entry.strip()]
+    listed = _names(jars if jars else _given(JARS_CONF, conf, defaults))
+    if application and application not in listed:
+        listed.insert(0, str(application))
+    sources += [(entry, _jar_list_entry(entry)) for entry in listed]
+    unseen: list[str] = []
+    seen: set[str] = set()
+    for given, local in sources:
+        if local is None:
+            unseen.append(given)
+            continue
+        queue = list(local)
+        while queue:
+            path = queue.pop(0)
+            if path in seen:
+                continue
+            seen.add(path)
+            differing, listed_by_manifest = _differing(path, ours)
+            if differing:
+                return _shadow_reason(path, differing), unseen
+            for url in listed_by_manifest:  # the jar's manifest Class-Path: the class loader opens those next
+                if url.startswith("file:"):
+                    queue.append(unquote(urlsplit(url).path))
+                else:
+                    unseen.append(url)
+    return "", unseen
+
+
+def _class_path_entry(entry: str) -> list[str]:
+    """The files and directories a JVM class path entry names: a jar, a directory of classes, or ``dir/*`` (the
+    jars in it, as Java reads the wildcard)."""
+    entry = entry.strip()
+    if os.path.basename(entry) == "*":
+        return sorted(glob.glob(os.path.join(glob.escape(os.path.dirname(entry) or "."), "*.[jJ][aA][rR]")))
+    return [entry]
+
+
+def _jar_list_entry(entry: str) -> list[str] | None:
+    """The local files a ``--jars`` entry names (a path, ``file:`` or ``local:`` URI, or a glob, which spark-submit
+    expands), or ``None`` for a jar elsewhere (another scheme)."""
+    parts = urlsplit(entry)
+    if len(parts.scheme) > 1 and parts.scheme not in ("file", "local"):
+        return None
+    path = unquote(parts.path) if parts.scheme else entry
+    return sorted(glob.glob(path)) if glob.has_magic(path) else [path]
+
+
+def _differing(path: str, ours: Mapping[str, bytes]) -> tuple[list[str], list[str]]:
+    """The entries of ours that the jar or class directory at ``path`` holds with other bytes (or unreadable), and
+    the URLs of the jar's manifest ``Class-Path``."""
+    if os.path.isdir(path):
+        found: dict[str, list[str]] = {}
+        for root, _, files in os.walk(os.path.join(path, PACKAGE)):
+            for name in files:
+                full = os.path.join(root, name)
+                found.setdefault(os.path.relpath(full, path).replace(os.sep, "/"), []).append(full)
+        return [name for name, files in sorted(found.items()) if name in ours
+                and any(_file_bytes(f) != ours[name] for f in files)], []
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return _differing_entries(archive, ours, Path(os.path.abspath(path)).as_uri())
+    except (OSError, zipfile.BadZipFile):  # not there, or not a jar: no class loader reads it
+        return [], []
+
+
+def _differing_entries(archive: zipfile.ZipFile, ours: Mapping[str, bytes], url: str) -> tuple[list[str], list[str]]:
+    """``_differing`` for an open jar whose URL is ``url``."""
+    try:
+        # A manifest line starting with one space continues the one before (lines wrap at 72 bytes).
+        manifest = archive.read("META-INF/MANIFEST.MF").decode("utf-8", "replace").replace("\r\n", "\n")
+        manifest = manifest.replace("\n ", "")
+    except Exception:  # noqa: BLE001 - no manifest, or an unreadable one: not multi-release, no Class-Path
+        manifest = ""
+    versioned = re.search(r"^Multi-Release:\s*true\s*$", manifest, re.I | re.M) is not None
+    class_path = re.search(r"^Class-Path:(.*)$", manifest, re.I | re.M)
+    listed = [urljoin(url, ref) for ref in (class_path.group(1).split() if class_path else [])]
+    out = []
+    for info in archive.infolist():  # every entry, a repeated name's each copy too
+        name = info.filename
+        match = _VERSIONED.fullmatch(name) if versioned else None
+        base = match.group(1) if match else name
+        if base not in ours or info.is_dir():
+            continue
+        try:
+            same = archive.read(info) == ours[base]
+        except Exception:  # noqa: BLE001 - CRC, zlib, an unknown compression: a copy Spark may still load, not ours
+            same = False
+        if not same and name not in out:
+            out.append(name)
+    return out, listed
+
+
+def _file_bytes(path: str) -> bytes | None:
+    """A class file's bytes; ``None`` when it cannot be read (never equal to ours)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _shadow_reason(path: str, entries: list[str]) -> str:
+    """One sentence: which jar, which class, and what it would do."""
+    ours = {entry: i for i, entry in enumerate(CLASS_ENTRIES)}
+    first = min(entries, key=lambda e: (ours.get(_VERSIONED.sub(r"\1", e), len(ours)), entries.index(e)))
+    base = _VERSIONED.sub(r"\1", first)
+    what = f"class {base[:-len('.class')].replace('/', '.')}" if base.endswith(".class") else f"entry {base}"
+    if base != first:
+        what += f" (as {first})"
+    more = f" and {len(entries) - 1} more of its entries" if len(entries) > 1 else ""
+    return (f"{path} holds another copy of the listener's {what}{more}: an older copy of the listener would be "
+            "loaded and fail the run")
 
 
 def _given(key: str, conf: Mapping[str, Any] | None, defaults: Mapping[str, str] | None) -> str | None:

@@ -131,11 +131,15 @@ def run_jvm_application(dump_dir: str, jar: str, *, java_class: str | None = Non
                         app_args: list[str] | tuple[str, ...] = ()) -> tuple[int, str, str]:
     """Run a JVM application (a jar) under the JVM listener outside Airflow (the CLI), as the hook runs one:
     (exit code, stderr tail if quiet, why there is no listener or ""). A listener jar that fails its check
-    is not added (Spark would fail the session): the application runs without it."""
+    is not added (Spark would fail the session), nor where the job's jars hold another copy of its classes: the
+    application runs without it."""
     from airflow_lineage_provider.hooks import jvm_listener
 
     merged = _merged_conf(master, conf)
     listener, why = jvm_listener.checked_copy(dump_dir)
+    if listener is not None:
+        why, _ = jvm_listener.shadowing(listener, os.path.abspath(jar), None, merged, {})
+        listener = None if why else listener
     if listener is not None:
         merged = {**merged, **jvm_listener.listener_conf(merged, dump_dir),
                   jvm_listener.JARS_CONF: jvm_listener.jars_with(None, merged, {}, listener)}

@@ -169,8 +169,14 @@ class SparkLineageHook(SubmitHookAdapter):
 
     def log_lines(self, lines: Any) -> Any:
         """Every line the job prints reaches the task log with its credentials hidden: Spark quotes
-        failing statements in its own errors and logs."""
-        return (scrub(line) if isinstance(line, str) else line for line in lines)
+        failing statements in its own errors and logs. A line saying Spark refused our listener class is kept
+        for the error (``_refused_listener``)."""
+        for line in lines:
+            if isinstance(line, str):
+                if _REFUSED_LISTENER.search(line):
+                    self._refused_line = scrub(line.strip()) or ""
+                line = scrub(line)
+            yield line
 
     def add_conf(self, conf: dict[str, Any]) -> None:
         """Spark properties to submit with, over those given (OpenLineage's parent job information)."""
@@ -225,13 +231,24 @@ class SparkLineageHook(SubmitHookAdapter):
         """Submit a JVM application (``application``: its jar; the main class is the hook's ``java_class``)
         as it is, with the provider's listener added: ``--jars`` gains a checked copy of the listener
         jar, the conf registers the listener (after any the user set) and names the dump, which is
-        then read as a ``.py`` application's. A listener jar that fails its check is not added: the
+        then read as a ``.py`` application's. A listener jar that fails its check, or a job whose own jars
+        hold another copy of the listener's classes (``jvm_listener.shadowing``), gets no listener: the
         application runs without it, and one warning says why there is no plan lineage."""
         args = [str(a) for a in (application_args or [])]
         given_jars, given_conf = self.submit_jars, dict(self.submit_conf)
+        self._unseen_jars: list[str] = []
+        self._refused_line = ""
         staging = tempfile.mkdtemp(prefix="airflow-lineage-listener-")
         try:
             listener, why = jvm_listener.checked_copy(staging)
+            if listener is not None:
+                why, self._unseen_jars = jvm_listener.shadowing(listener, application, given_jars, given_conf,
+                                                                self._spark_defaults(), self.driver_class_path)
+                if why:  # the driver would load the user's copy of our classes, and Spark fail the session
+                    listener, why = None, scrub(why) or why
+                elif self._unseen_jars:
+                    self.log.info("The JVM listener is added; %s could not be looked into for another copy of "
+                                  "its classes (not files on this worker)", scrub(", ".join(self._unseen_jars)))
 
             def prepare(dump: str) -> Launch:
                 # From what the user gave each time: a second call (a local dump instead) adds nothing twice.
@@ -317,8 +334,23 @@ class SparkLineageHook(SubmitHookAdapter):
         if result.error:
             raise SparkJobError(result.error.get("message") or str(result.error))
         if submit_error is not None:
-            raise SparkJobError(f"The Spark job failed: {submit_error}")
+            refused = self._refused_listener(launch)
+            failed = f"{str(submit_error).rstrip('.')}{refused}" if refused else str(submit_error)
+            raise SparkJobError(f"The Spark job failed: {failed}")
         return result
+
+    def _refused_listener(self, launch: Launch) -> str:
+        """What to add to a failed job's error when Spark refused our listener class: a copy of it in a jar
+        ``shadowing`` could not look into was loaded instead. The job is not run again without the listener (a
+        class is refused when first needed, maybe after the application wrote): the error says what to change."""
+        refused = getattr(self, "_refused_line", "")
+        if not launch.listener or not refused:
+            return ""
+        unseen = scrub(", ".join(getattr(self, "_unseen_jars", [])))
+        where = unseen or "a jar the cluster adds to the driver's class path"
+        return (f". Spark refused the lineage listener ({refused}): another copy of its classes was loaded from "
+                f"{where}, which this worker could not look into. Remove that copy, or give the jar as a file on this "
+                "worker: the job then runs without the listener")
 
     def _read(self, dump: str, launch: Launch, *, failed: bool) -> JobResult:
         """What the job dumped; a dump that cannot be reached or read is a warning."""
@@ -435,6 +467,11 @@ def _json_loads() -> Callable[[str], Any]:
 # What pyspark's Connect client sets in os.environ when it makes a session (and a user may set for one).
 CONNECT_CLIENT_ENV = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")
 _SECRET_CONF_ARG = re.compile(r"(?<=--conf )([\w.\-]+)=(\S+)")
+# Spark's words when the listener class it loaded is not ours: another copy was on the driver's class path first.
+_REFUSED_LISTENER = re.compile(
+    r"airflow_lineage\.listener\.\w+ is not a subclass of|(ClassCastException|NoClassDefFoundError|LinkageError|"
+    r"ClassFormatError|NoSuchMethodError|NoSuchFieldError|IncompatibleClassChangeError|AbstractMethodError|"
+    r"UnsupportedClassVersionError)\b.*airflow_lineage[./]listener[./]")
 
 
 def _mask(values: Any) -> None:

@@ -23,7 +23,8 @@ RELIED_ON: dict[str, tuple[str, ...]] = {
                         "_mask_cmd", "_process_spark_submit_log", "_conf", "_py_files", "_env",
                         "_application_args", "_connection", "_conn_id", "_principal", "_keytab", "_submit_sp",
                         "_should_track_driver_status", "_should_track_driver_via_k8s_api", "_is_yarn_cluster_mode",
-                        "_yarn_track_via_rm_api", "_jars", "_java_class", "_properties_file", "_env_vars",
+                        "_yarn_track_via_rm_api", "_jars", "_driver_class_path", "_java_class", "_properties_file",
+                        "_env_vars",
                         "_start_driver_status_tracking", "_driver_status", "_driver_id"),
     "SparkSqlHook": ("_master", "_name", "_total_executor_cores", "_executor_cores", "_executor_memory", "_keytab",
                      "_principal", "_num_executors", "_verbose", "_yarn_queue"),
@@ -120,6 +121,11 @@ class SubmitHookAdapter(SparkSubmitHook):
     @submit_jars.setter
     def submit_jars(self, jars: str | None) -> None:
         self._jars = jars
+
+    @property
+    def driver_class_path(self) -> str | None:
+        """``--driver-class-path``: the driver's extra class path given to the hook."""
+        return self._driver_class_path
 
     @property
     def main_class(self) -> str | None:

@@ -116,3 +116,19 @@ with DAG(dag_id="lineage_fault_jar_driver_dump", schedule=None, start_date=START
 
 with DAG(dag_id="lineage_fault_jar_listener_throws", schedule=None, start_date=START) as jar_listener_throws:
     _jar_task("listener_throws", "listener_throws", conf={**_IN_MEMORY, "spark.airflow.lineage.failForTest": "describe"})
+
+# issue 42: a user's jar that holds listener classes (tests/java/oldlistener, AIRFLOW_LINEAGE_TEST_OLD_LISTENER_JAR: an
+# old airflow_lineage.listener.LineageListener). The application jar the test sets may hold it too; the stock
+# SparkSubmitOperator task (the option on, connection spark_local) gets it as a --jars dependency.
+_OLD_LISTENER_JAR = os.environ.get("AIRFLOW_LINEAGE_TEST_OLD_LISTENER_JAR", "old-listener.jar")
+
+with DAG(dag_id="lineage_fault_jar_copy_in_spark_jars", schedule=None, start_date=START) as jar_copy_in_spark_jars:
+    _jar_task("copy_in_spark_jars", "copy_in_spark_jars", conf={**_IN_MEMORY, "spark.jars": _OLD_LISTENER_JAR})
+
+with DAG(dag_id="lineage_fault_stock_jar_copy", schedule=None, start_date=START) as stock_jar_copy:
+    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+
+    SparkSubmitOperator(task_id="stock_copy_in_jars", conn_id="spark_local", retries=0, application=_JVM_APP,
+                        java_class="lineagetest.WriteRange", jars=_OLD_LISTENER_JAR,
+                        conf={**_IN_MEMORY, "spark.ui.enabled": "false"},
+                        application_args=[f"{JAR_FAULT_OUT}/stock_copy/range", f"{JAR_FAULT_OUT}/stock_copy/total"])

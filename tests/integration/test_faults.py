@@ -746,3 +746,129 @@ def test_a_listener_that_throws_costs_each_write_its_lineage_not_the_job(airflow
         for w in doc["warnings"]), doc["warnings"]
     # The driver's log says it once, not once per write.
     assert printed.count("[airflow-lineage] warning: a write's plan was not captured (") == 1
+
+
+# -- issue 42: a user's jar that holds listener classes ----------------------------------------------------------
+
+
+@pytest.fixture
+def old_listener(monkeypatch) -> str:
+    """The jar of an old ``airflow_lineage.listener.LineageListener`` (tests/java/oldlistener, compiled with javac),
+    for the DAG file; the jar application's path too."""
+    from tests.rowlevel import jvm_app_jar, old_listener_jar
+
+    monkeypatch.setenv("AIRFLOW_LINEAGE_TEST_OLD_LISTENER_JAR", old_listener_jar())
+    monkeypatch.setenv("AIRFLOW_LINEAGE_TEST_JVM_APP", jvm_app_jar())
+    return old_listener_jar()
+
+
+def old_copy_in(jar: str) -> str:
+    """Why the listener is not added: the one sentence that names the jar and the class."""
+    return (f"{jar} holds another copy of the listener's class airflow_lineage.listener.LineageListener: an older "
+            "copy of the listener would be loaded and fail the run")
+
+
+@pytest.mark.slow
+def test_spark_fails_a_job_that_loads_the_planted_class_before_ours(old_listener, tmp_path):
+    """What the check spares the user: plain spark-submit with our listener conf and the old copy ahead of our jar,
+    as a hook without the check would submit it, fails the session."""
+    import os
+    import subprocess
+
+    from airflow_lineage_provider.hooks import jvm_listener, local_spark
+    from tests.rowlevel import jvm_app_jar
+
+    listeners = jvm_listener.listener_conf(None, str(tmp_path / "dump"))
+    conf = [arg for key, value in {**listeners, "spark.ui.enabled": "false",
+                                   "spark.sql.catalogImplementation": "in-memory"}.items()
+            for arg in ("--conf", f"{key}={value}")]
+    proc = subprocess.run([local_spark.spark_submit(), "--master", "local[1]", *conf, "--jars",
+                           f"{old_listener},{jvm_listener.JAR}", "--class", "lineagetest.WriteRange", jvm_app_jar(),
+                           str(tmp_path / "range"), str(tmp_path / "total")],
+                          env={**os.environ, **local_spark.local_env()}, capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0
+    assert ("airflow_lineage.listener.LineageListener is not a subclass of "
+            "org.apache.spark.sql.util.QueryExecutionListener") in proc.stderr
+    assert not (tmp_path / "range").exists()
+
+
+@pytest.mark.slow
+def test_an_old_listener_class_in_the_application_jar_costs_the_lineage_one_line_not_the_job(
+        airflow_db, spark, capfd, old_listener, monkeypatch, jar_without_capture):
+    """The issue's sample: the user's fat jar holds an old shaded copy of the listener class."""
+    from tests.dags.lineage_test_faults import JAR_FAULT_OUT
+    from tests.rowlevel import jvm_app_with_old_listener
+
+    monkeypatch.setenv("AIRFLOW_LINEAGE_TEST_JVM_APP", jvm_app_with_old_listener())
+    run, printed, docs = run_jar_fault("jar_app", "jar_app", capfd)
+    assert run.state == "success"
+    assert jar_rows(spark, f"{JAR_FAULT_OUT}/jar_app") == jar_without_capture
+    why = f"{old_copy_in(jvm_app_with_old_listener())}: the application runs without the listener"
+    assert docs["jar_app"]["statements"] == [] and docs["jar_app"]["warnings"] == [f"no plan lineage: {why}"]
+    assert said_once(printed, "No plan column lineage:") == f"No plan column lineage: {why}"
+    assert "queryExecutionListeners" not in printed and "is not a subclass" not in printed
+
+
+@pytest.mark.slow
+def test_an_old_listener_class_in_a_stock_tasks_jars_dependency_costs_the_lineage_not_the_job(
+        airflow_db, spark, capfd, old_listener, jar_without_capture):
+    """The stock SparkSubmitOperator, adopted under the option, with the old copy in its ``jars``."""
+    from tests.dags.lineage_test_faults import JAR_FAULT_OUT
+    from tests.integration.test_stock_operators import stock_option
+
+    with stock_option(True):
+        run, printed, docs = run_jar_fault("stock_jar_copy", "stock_copy", capfd)
+    assert run.state == "success"
+    assert jar_rows(spark, f"{JAR_FAULT_OUT}/stock_copy") == jar_without_capture
+    why = f"{old_copy_in(old_listener)}: the application runs without the listener"
+    assert docs["stock_copy_in_jars"]["statements"] == []
+    assert docs["stock_copy_in_jars"]["warnings"] == [f"no plan lineage: {why}"]
+    assert said_once(printed, "No plan column lineage:") == f"No plan column lineage: {why}"
+
+
+@pytest.mark.slow
+def test_a_byte_identical_copy_of_the_listener_in_spark_jars_is_no_conflict_the_lineage_works(
+        airflow_db, spark, capfd, monkeypatch, tmp_path, jar_without_capture):
+    """A jar that vendors this very release's listener: Spark may load either copy, both are ours."""
+    import shutil
+
+    from airflow_lineage_provider.hooks import jvm_listener
+    from tests.dags.lineage_test_faults import JAR_FAULT_OUT
+    from tests.rowlevel import jvm_app_jar
+
+    vendored = tmp_path / "vendored-lineage.jar"
+    shutil.copy(jvm_listener.JAR, vendored)
+    monkeypatch.setenv("AIRFLOW_LINEAGE_TEST_OLD_LISTENER_JAR", str(vendored))
+    monkeypatch.setenv("AIRFLOW_LINEAGE_TEST_JVM_APP", jvm_app_jar())
+    run, printed, docs = run_jar_fault("jar_copy_in_spark_jars", "copy_in_spark_jars", capfd)
+    assert run.state == "success"
+    assert jar_rows(spark, f"{JAR_FAULT_OUT}/copy_in_spark_jars") == jar_without_capture
+    doc = docs["copy_in_spark_jars"]
+    assert doc.get("warnings", []) == []
+    assert [(s["method"], s["target"]["name"]) for s in doc["statements"]] == [
+        ("plan", f"{JAR_FAULT_OUT}/copy_in_spark_jars/range"), ("plan", f"{JAR_FAULT_OUT}/copy_in_spark_jars/total")]
+    assert "No plan column lineage" not in printed
+
+
+@pytest.mark.slow
+def test_the_cli_runs_a_jar_whose_spark_jars_hold_the_old_class_without_the_listener(old_listener, spark, tmp_path,
+                                                                                   jar_without_capture):
+    """``airflow-lineage extract --app``: the same check, the same sentence on stderr, the jar's own output."""
+    import json
+    import os
+    import subprocess
+
+    from tests.conftest import venv_bin
+    from tests.rowlevel import jvm_app_jar
+
+    out = tmp_path / "out"
+    proc = subprocess.run([venv_bin("airflow-lineage"), "extract", "--app", jvm_app_jar(), "--class",
+                           "lineagetest.WriteRange", "--format", "json", "--conf", f"spark.jars={old_listener}",
+                           "--conf", "spark.sql.catalogImplementation=in-memory", "--", str(out / "range"),
+                           str(out / "total")], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "AIRFLOW_LINEAGE_LOCAL_DIR": str(tmp_path / "state")})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert jar_rows(spark, str(out)) == jar_without_capture
+    assert [line for line in proc.stderr.splitlines() if line.startswith("airflow-lineage:")] == [
+        f"airflow-lineage: no plan lineage: {old_copy_in(old_listener)}: the application ran without the listener"]
+    assert json.loads(proc.stdout)["statements"] == []

@@ -224,3 +224,165 @@ def test_the_defaults_file_is_found_where_spark_submit_looks(tmp_path):
         "spark.x": "from-properties-file"}
     assert spark_defaults({"SPARK_CONF_DIR": str(tmp_path / "none")}) == {}  # best effort: nothing there
     assert spark_defaults({}) == {}
+
+
+# -- issue 42: a user's jar that holds listener classes -------------------------------------------------------
+
+OLD = b"\xca\xfe\xba\xbe an older LineageListener"
+WHY = "an older copy of the listener would be loaded and fail the run"
+
+
+def _ours() -> dict[str, bytes]:
+    with zipfile.ZipFile(jvm_listener.JAR) as archive:
+        return {n: archive.read(n) for n in archive.namelist() if n.startswith("airflow_lineage/") and n[-1] != "/"}
+
+
+def _jar(path, entries: dict[str, bytes], manifest: str = "Manifest-Version: 1.0\n"):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("META-INF/MANIFEST.MF", manifest)
+        archive.writestr("lineagetest/Etl.class", b"\xca\xfe\xba\xbe the user's own")
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    return str(path)
+
+
+def _shaded(tmp_path, name: str = "app.jar", entry: str = CLASS_ENTRY) -> str:
+    return _jar(tmp_path / name, {entry: OLD})
+
+
+def _shadowing(application=None, jars=None, conf=None, defaults=None, driver_class_path=None):
+    return jvm_listener.shadowing(str(jvm_listener.JAR), application, jars, conf, defaults, driver_class_path)
+
+
+def test_an_old_listener_class_in_the_application_jar_is_found_naming_the_jar_and_the_class(tmp_path):
+    app = _shaded(tmp_path)
+    assert _shadowing(app) == (f"{app} holds another copy of the listener's class {OURS}: {WHY}", [])
+
+
+@pytest.mark.parametrize("place", ["--jars", "--jars second", "--jars glob", "--jars file: URI", "--jars local: URI",
+                                   "spark.jars conf", "spark.jars defaults", "extraClassPath conf jar",
+                                   "extraClassPath defaults", "--driver-class-path", "extraClassPath dir/*",
+                                   "extraClassPath class directory"])
+def test_an_old_copy_is_found_wherever_the_driver_loads_the_jobs_classes_from(tmp_path, place):
+    dep = _shaded(tmp_path / "libs", "dep.jar")
+    other = _jar(tmp_path / "libs" / "a-other.jar", {})
+    classes = tmp_path / "classes"
+    (classes / "airflow_lineage" / "listener").mkdir(parents=True)
+    (classes / CLASS_ENTRY).write_bytes(OLD)
+    app = _jar(tmp_path / "app.jar", {})
+    given = {
+        "--jars": {"jars": dep}, "--jars second": {"jars": f"{other}, {dep}"},
+        "--jars glob": {"jars": f"{tmp_path}/libs/*.jar"}, "--jars file: URI": {"jars": f"file://{dep}"},
+        "--jars local: URI": {"jars": f"local:{dep}"}, "spark.jars conf": {"conf": {"spark.jars": f"{other},{dep}"}},
+        "spark.jars defaults": {"defaults": {"spark.jars": dep}},
+        "extraClassPath conf jar": {"conf": {"spark.driver.extraClassPath": f"{other}:{dep}"}},
+        "extraClassPath defaults": {"defaults": {"spark.driver.extraClassPath": dep}},
+        "--driver-class-path": {"driver_class_path": f"/nowhere/x.jar:{dep}"},
+        "extraClassPath dir/*": {"conf": {"spark.driver.extraClassPath": f"{tmp_path}/libs/*"}},
+        "extraClassPath class directory": {"conf": {"spark.driver.extraClassPath": str(classes)}},
+    }[place]
+    found = str(classes) if place.endswith("directory") else dep
+    assert _shadowing(app, **given) == (f"{found} holds another copy of the listener's class {OURS}: {WHY}", [])
+
+
+@pytest.mark.parametrize(("entries", "said"), [
+    ({"airflow_lineage/listener/Keys.class": OLD}, "class airflow_lineage.listener.Keys"),
+    ({"airflow_lineage/listener/Capture$1.class": OLD}, "class airflow_lineage.listener.Capture$1"),
+    ({CLASS_ENTRIES[1]: OLD}, f"class {STREAM_LISTENER_CLASS}"),
+    ({"airflow_lineage/listener/lineage.properties": b"key.pattern=.*\n"},
+     "entry airflow_lineage/listener/lineage.properties"),
+    # several: the listener class is named, the rest counted
+    ({"airflow_lineage/listener/Keys.class": OLD, "airflow_lineage/listener/Scala.class": OLD, CLASS_ENTRY: OLD},
+     f"class {OURS} and 2 more of its entries"),
+])
+def test_any_entry_of_ours_with_other_bytes_is_a_copy_that_would_be_loaded(tmp_path, entries, said):
+    app = _jar(tmp_path / "app.jar", entries)
+    assert _shadowing(app) == (f"{app} holds another copy of the listener's {said}: {WHY}", [])
+
+
+def test_an_identical_copy_of_our_classes_is_ours_and_no_conflict(tmp_path):
+    app = _jar(tmp_path / "app.jar", _ours())  # the listener shaded in from this very release
+    partial = _jar(tmp_path / "dep.jar", {CLASS_ENTRY: _ours()[CLASS_ENTRY],
+                                          "airflow_lineage/listener/OldHelper.class": OLD})  # not one of ours
+    assert _shadowing(app, jars=partial) == ("", [])
+
+
+@pytest.mark.parametrize("entry", ["BOOT-INF/classes/" + CLASS_ENTRY, "WEB-INF/classes/" + CLASS_ENTRY,
+                                   "shaded/" + CLASS_ENTRY, "/" + CLASS_ENTRY, "Airflow_Lineage/listener/LineageListener"
+                                   ".class", "META-INF/versions/17/" + CLASS_ENTRY, "airflow_lineage/listener/"])
+def test_an_entry_no_class_loader_reads_as_ours_is_no_conflict(tmp_path, entry):
+    """Spring Boot's and a war's nested classes, a relocated copy, other spellings, a versioned entry of a jar that is
+    not multi-release, a directory entry."""
+    assert _shadowing(_jar(tmp_path / "app.jar", {entry: OLD})) == ("", [])
+
+
+def test_a_jar_nested_in_the_jar_is_not_read_by_the_class_loader(tmp_path):
+    inner = _shaded(tmp_path / "inner")
+    app = _jar(tmp_path / "app.jar", {"lib/old-lineage.jar": open(inner, "rb").read()})
+    assert _shadowing(app) == ("", [])
+
+
+def test_a_multi_release_jars_versioned_copy_is_loaded_on_a_newer_jdk_so_it_counts(tmp_path):
+    entry = "META-INF/versions/11/" + CLASS_ENTRY
+    app = _jar(tmp_path / "app.jar", {CLASS_ENTRY: _ours()[CLASS_ENTRY], entry: OLD},
+               manifest="Manifest-Version: 1.0\nMulti-Release: true\n")
+    assert _shadowing(app) == (f"{app} holds another copy of the listener's class {OURS} (as {entry}): {WHY}", [])
+
+
+def test_a_repeated_entry_counts_each_copy(tmp_path):
+    app = tmp_path / "app.jar"
+    with zipfile.ZipFile(app, "w") as archive, pytest.warns(UserWarning, match="Duplicate name"):
+        archive.writestr(CLASS_ENTRY, _ours()[CLASS_ENTRY])
+        archive.writestr(CLASS_ENTRY, OLD)
+    assert _shadowing(str(app))[0] == f"{app} holds another copy of the listener's class {OURS}: {WHY}"
+
+
+def test_a_copy_that_cannot_be_read_back_is_not_taken_for_ours(tmp_path):
+    app = tmp_path / "app.jar"
+    _jar(app, {CLASS_ENTRY: _ours()[CLASS_ENTRY]})
+    damage_crc(app, CLASS_ENTRY)
+    assert _shadowing(str(app))[0] == f"{app} holds another copy of the listener's class {OURS}: {WHY}"
+
+
+def test_jars_spark_submit_does_not_load_are_not_looked_into(tmp_path):
+    dep = _shaded(tmp_path, "dep.jar")
+    mine = _jar(tmp_path / "mine.jar", {})
+    # --jars replaces spark.jars; --driver-class-path replaces spark.driver.extraClassPath
+    assert _shadowing(jars=mine, conf={"spark.jars": dep}) == ("", [])
+    assert _shadowing(jars=mine, defaults={"spark.jars": dep}) == ("", [])
+    assert _shadowing(driver_class_path=mine, conf={"spark.driver.extraClassPath": dep}) == ("", [])
+    assert _shadowing(conf={"spark.executor.extraClassPath": dep}) == ("", [])  # executors never load the listener
+
+
+@pytest.mark.parametrize("content", [b"not a zip at all", b"PK\x03\x04 a truncated download", b""])
+def test_a_jar_that_cannot_be_opened_holds_nothing_a_class_loader_reads(tmp_path, content):
+    broken = tmp_path / "broken.jar"
+    broken.write_bytes(content)
+    assert _shadowing(str(broken), jars=f"{tmp_path}/missing.jar") == ("", [])
+
+
+def test_a_remote_jar_cannot_be_looked_into_it_is_returned_not_held_against_the_job(tmp_path):
+    remote = ["hdfs://nn:8020/jobs/etl.jar", "s3a://bucket/libs/dep.jar", "https://repo.example/x.jar"]
+    assert _shadowing(remote[0], jars=",".join(remote[1:])) == ("", remote)
+    # a local copy next to them is still found
+    dep = _shaded(tmp_path, "dep.jar")
+    why, unseen = _shadowing(remote[0], jars=f"{remote[1]},{dep}")
+    assert why == f"{dep} holds another copy of the listener's class {OURS}: {WHY}" and unseen == remote[:2]
+
+
+def test_a_jar_named_in_a_jars_manifest_class_path_is_looked_into_too(tmp_path):
+    """The class loader opens the jars a jar's manifest lists (relative to it); a wrapped header line too."""
+    old = _shaded(tmp_path / "app" / "lib dir", "old-lineage.jar")
+    _jar(tmp_path / "app" / "lib dir" / "first.jar", {})  # looked into first: holds nothing of ours
+    # wrapped as the jar tool wraps at 72 bytes: the continuation's first space is dropped, the rest joined
+    header = "Class-Path: lib%20dir/first.jar missing.jar \n lib%20dir/old-line\n age.jar\n"
+    app = _jar(tmp_path / "app" / "app.jar", {}, manifest=f"Manifest-Version: 1.0\n{header}")
+    assert _shadowing(app) == (f"{old} holds another copy of the listener's class {OURS}: {WHY}", [])
+
+
+def test_a_manifest_class_path_that_loops_or_leaves_the_worker_ends(tmp_path):
+    a = tmp_path / "a.jar"
+    _jar(tmp_path / "b.jar", {}, manifest="Manifest-Version: 1.0\nClass-Path: a.jar https://repo.example/c.jar\n")
+    _jar(a, {}, manifest="Manifest-Version: 1.0\nClass-Path: b.jar\n")
+    assert _shadowing(str(a)) == ("", ["https://repo.example/c.jar"])

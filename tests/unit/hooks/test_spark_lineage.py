@@ -261,6 +261,66 @@ def test_a_jar_whose_check_fails_runs_without_the_listener_saying_why_once(monke
     assert [w for w in warned if "listener" in w] == ["No plan column lineage: " + warning[len("no plan lineage: "):]]
 
 
+def test_a_job_whose_class_path_holds_an_old_listener_copy_runs_without_it_saying_which_once(monkeypatch, tmp_path):
+    """issue 42: the driver would load the user's copy before ours, and Spark fail the session."""
+    from airflow_lineage_provider.hooks import jvm_listener
+
+    old = tmp_path / "libs" / "old-lineage.jar"
+    old.parent.mkdir()
+    with zipfile.ZipFile(old, "w") as archive:
+        archive.writestr(jvm_listener.CLASS_ENTRIES[0], b"\xca\xfe\xba\xbe an older copy")
+    monkeypatch.setenv("AIRFLOW_LINEAGE_LOCAL_DIR", str(tmp_path / "local"))
+    hook = SparkLineageHook(conn_id=None, java_class="com.example.Etl", jars="/jobs/dep.jar",
+                            driver_class_path=f"{tmp_path}/libs/*")
+    commands = _submitted(monkeypatch, hook)
+    warned: list[str] = []
+    monkeypatch.setattr(hook.log, "warning", lambda msg, *args: warned.append(msg % args if args else msg))
+    result = hook.run_application("/jobs/etl.jar")
+    [cmd] = commands
+    assert cmd[cmd.index("--jars") + 1] == "/jobs/dep.jar"
+    assert cmd[cmd.index("--driver-class-path") + 1] == f"{tmp_path}/libs/*"
+    assert "airflow_lineage" not in " ".join(cmd)
+    why = (f"{old} holds another copy of the listener's class {jvm_listener.LISTENER_CLASS}: an older copy of the "
+           "listener would be loaded and fail the run: the application runs without the listener")
+    assert result.warnings == [f"no plan lineage: {why}"]
+    assert [w for w in warned if "listener" in w] == [f"No plan column lineage: {why}"]
+
+
+def test_a_remote_jar_runs_with_the_listener_and_a_refusal_by_spark_is_explained_not_retried(monkeypatch, tmp_path):
+    """A jar on HDFS cannot be looked into: the listener is added; should Spark then load another copy of it from
+    there, the job fails as Spark says (it is not run again), and the error names the jar and the way out."""
+    from airflow.providers.common.compat.sdk import AirflowException
+
+    monkeypatch.setenv("AIRFLOW_LINEAGE_LOCAL_DIR", str(tmp_path / "local"))
+    hook = SparkLineageHook(conn_id=None, java_class="com.example.Etl",
+                            jars="hdfs://nn/libs/dep.jar,https://ci:s3cr3t-t0ken@repo.example/libs/util.jar")
+    logged: list[str] = []
+    monkeypatch.setattr(hook.log, "info", lambda msg, *args: logged.append(msg % args if args else msg))
+    commands: list[list[str]] = []
+    refused = ("Caused by: java.lang.IllegalArgumentException: requirement failed: "
+               "airflow_lineage.listener.LineageListener is not a subclass of "
+               "org.apache.spark.sql.util.QueryExecutionListener.")
+
+    def submit(application):
+        commands.append(hook._build_spark_submit_command(application))
+        list(hook.log_lines(iter(["INFO SparkContext: Running Spark", refused])))
+        raise AirflowException("Cannot execute: spark-submit. Error code is: 1.")
+
+    monkeypatch.setattr(hook, "submit", submit)
+    with pytest.raises(SparkJobError) as raised:
+        hook.run_application("/jobs/etl.jar")
+    [cmd] = commands  # once: with the listener
+    assert cmd[cmd.index("--jars") + 1].startswith("hdfs://nn/libs/dep.jar,https://ci:s3cr3t-t0ken@repo.example/")
+    unseen = "hdfs://nn/libs/dep.jar, https://repo.example/libs/util.jar"  # the credential never said
+    assert str(raised.value) == (
+        "The Spark job failed: Cannot execute: spark-submit. Error code is: 1. Spark refused the lineage listener "
+        f"({refused}): another copy of its classes was loaded from {unseen}, which this worker could not look into. "
+        "Remove that copy, or give the jar as a file on this worker: the job then runs without the listener")
+    assert [line for line in logged if "looked into" in line] == [
+        f"The JVM listener is added; {unseen} could not be looked into for another copy of its classes (not files "
+        "on this worker)"]
+
+
 def test_standalone_cluster_mode_runs_a_jar_but_not_our_python_driver(monkeypatch, tmp_path):
     hook = _hook(monkeypatch, {"host": "spark://10.0.0.5", "port": 7077}, deploy_mode="cluster",
                  dump_uri=f"file://{tmp_path}", java_class="com.example.Etl")
