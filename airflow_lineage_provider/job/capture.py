@@ -161,7 +161,7 @@ class PlanCapture:
 
     def describe_each(self, plans: list[Plan], *, sql_text: bool = False) -> list[dict[str, Any]]:
         """One record per plan; a plan that cannot be described is a warning. With ``sql_text``, a
-        write made with ``spark.sql`` keeps its SQL (an application's: it has no script)."""
+        write made with ``spark.sql`` keeps its SQL (an application's: it has no script; ``jvm.sql_text``)."""
         records = []
         for head, plan in plans:
             try:
@@ -171,10 +171,10 @@ class PlanCapture:
                 continue
             if sql_text:
                 try:
-                    text = plan.origin().sqlText()
-                    if text.isDefined():
-                        record[raw.SQL] = str(text.get())
-                except Exception:  # noqa: BLE001 - no origin: a DataFrame write
+                    text = jvm.sql_text(plan)
+                    if text:
+                        record[raw.SQL] = text
+                except Exception:  # noqa: BLE001 - the text annotates the write: its lineage stands without it
                     pass
             records.append(record)
         return records

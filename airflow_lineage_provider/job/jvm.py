@@ -21,10 +21,14 @@ from airflow_lineage_provider.lineage.plan.record import all_nodes
 from airflow_lineage_provider.lineage.plan.record import short_class as short
 from airflow_lineage_provider.lineage.plan.writes import PARSED_WRITES, SAVE_MODES
 from airflow_lineage_provider.lineage.redact import strip_jdbc_credentials
+from airflow_lineage_provider.lineage.statements import split_statements
 
 _CATALOG_FIELDS = ("catalogTable", "tableMeta", "table", "tableDesc")
 _SOURCE_LEAVES = frozenset({"LogicalRelation", "DataSourceV2Relation", "StreamingExecutionRelation",
                             "StreamingDataSourceV2Relation", "StreamingDataSourceV2ScanRelation"})
+# The first words of the statements that write a query they hold (CTAS, CREATE VIEW AS, INSERT, MERGE ...): a
+# query whose text they precede is that write's (Describe.WRITE_HEADS in the JVM listener, a test ties the two).
+WRITE_HEADS = frozenset({"ALTER", "CREATE", "DELETE", "INSERT", "MERGE", "REPLACE", "UPDATE"})
 
 
 def simple_name(obj: Any) -> str:
@@ -89,6 +93,42 @@ def unwrap(plan: Any) -> Any:
     if simple_name(plan) == "CommandResult":
         return plan.commandLogicalPlan()
     return plan
+
+
+def sql_text(plan: Any) -> str:
+    """The text of the ``spark.sql`` call that made a write, as written; "" for a DataFrame write.
+
+    Spark keeps a parsed statement's whole text in the origin of the nodes it parsed. An insert keeps it
+    on the write itself; a command the analyzer makes anew (a CTAS, CREATE VIEW) only on its query, whose
+    text then starts with the write's head. A DataFrame write's query can come from ``spark.sql("SELECT
+    ...")`` too: its text starts with the query itself, and it is not the write's. Only the write and its
+    query root are read: a cached relation deeper down keeps the origin of the statement that first read it.
+    """
+    plan = unwrap(plan)
+    own = plan.origin().sqlText()
+    if own.isDefined():
+        return str(own.get())
+    for child in _children(plan):
+        origin = child.origin()
+        text, start = origin.sqlText(), origin.startIndex()
+        if text.isDefined() and start.isDefined() and sql_head(str(text.get())[:int(start.get())]) in WRITE_HEADS:
+            return str(text.get())
+    return ""
+
+
+def sql_head(text: str) -> str:
+    """The first word of ``text``'s code (comments skipped), upper-cased; "" if it has none."""
+    statements = split_statements(text)
+    word = statements[0].sql.split(None, 1)[0] if statements else ""
+    end = next((i for i, ch in enumerate(word) if not (ch.isalnum() or ch == "_")), len(word))
+    return word[:end].upper()
+
+
+def _children(plan: Any) -> Iterator[Any]:
+    """A plan's children, then its inner children (a CTAS's query)."""
+    for seq in (plan.children(), plan.innerChildren()):
+        for i in range(seq.size()):
+            yield seq.apply(i)
 
 
 class TableLocations:

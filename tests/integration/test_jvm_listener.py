@@ -158,3 +158,16 @@ def test_our_python_driver_runs_beside_a_users_own_query_listener(kind, tmp_path
     assert [s["method"] for s in doc["statements"] if s.get("target")] == ["plan", "plan"]
     assert "plan capture could not be unregistered" not in json.dumps(doc)
     assert mark.read_text().split(), "the user's listener ran too"
+
+
+def test_each_write_keeps_its_spark_sql_text_in_both_and_a_dataframe_write_none(runs):
+    """Issue 42: a CTAS (one with a WITH), CREATE VIEW, INSERT, INSERT OVERWRITE of a partition and of a
+    directory keep the text the application passed to ``spark.sql``, in the JVM listener as in the py4j
+    capture; the DataFrame API's four writes (``saveAsTable``, ``insertInto``, ``save``, ``jdbc``) none."""
+    python, jvm, _ = runs
+    for doc in (python, jvm):
+        dir_export = next(s for s in doc["statements"] if target_of(s) == "dir_export")
+        out = dir_export["target"]["name"].removesuffix("/dir_export")
+        statements = SEED.read_text().replace("${out}", out).split(";\n")
+        writing = [q for q in statements if " AS " in q or q.startswith("INSERT")]
+        assert [s["sql"] for s in doc["statements"]] == [*writing, "", "", "", ""]

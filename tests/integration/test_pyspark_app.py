@@ -119,3 +119,48 @@ def test_an_exception_in_the_application_fails_the_task_with_its_own_message(air
     assert "The application failing.py failed: AnalysisException: [TABLE_OR_VIEW_NOT_FOUND]" in text
     assert "no_such_table_here" in text
     assert xcoms("lineage_test_app_failure", run.run_id) == {}, "no lineage for a failed application"
+
+
+def test_a_held_classic_sessions_writes_keep_their_spark_sql_texts(spark):
+    """Issue 42: the in-process capture a ``@task.pyspark`` task on a classic session gets (``hooks/session_capture``,
+    ``job/app.py``), on the suite's shared session: every write made with ``spark.sql`` keeps its text as
+    written (scrubbed), a DataFrame write none."""
+    from airflow_lineage_provider.hooks import session_capture
+    from tests.integration.test_spark_connect import document, kept_texts, target_of, workload
+
+    capture, why = session_capture.begin(spark, "issue42")
+    assert capture is not None, why
+    workload.texts(spark, "kt_classic")
+    doc = document(capture.end())
+    assert [(target_of(s), s["sql"]) for s in doc["statements"]] == kept_texts("kt_classic")
+    assert doc.get("warnings", []) == []
+
+
+ROW_LEVEL_TEXTS = [  # (statement, its writes' targets) on the suite's row-level catalog: DataSource V2 writes
+    ("CREATE NAMESPACE IF NOT EXISTS rowcat.kt42", []),
+    ("DROP TABLE IF EXISTS rowcat.kt42.acct", []),
+    ("DROP TABLE IF EXISTS rowcat.kt42.moves", []),
+    ("CREATE TABLE rowcat.kt42.acct (id BIGINT, balance DOUBLE) TBLPROPERTIES ('write.mode' = 'merge-on-read')", []),
+    ("CREATE TABLE rowcat.kt42.moves (id BIGINT, balance DOUBLE)", []),
+    ("INSERT INTO rowcat.kt42.acct VALUES (1, 10.0), (2, 20.0)", ["acct"]),
+    ("INSERT INTO rowcat.kt42.moves SELECT id, balance * 2 FROM rowcat.kt42.acct", ["moves"]),
+    ("-- the day's moves\nMERGE INTO rowcat.kt42.acct t\nUSING rowcat.kt42.moves c ON t.id = c.id\n"
+     "WHEN MATCHED THEN UPDATE SET balance = t.balance + c.balance", ["acct"]),
+    ("UPDATE rowcat.kt42.acct SET balance = 0 WHERE id = 2", ["acct"]),
+    ("DELETE FROM rowcat.kt42.acct WHERE balance = 0", ["acct"]),
+]
+
+
+def test_a_held_classic_sessions_row_level_and_v2_writes_keep_their_spark_sql_texts(spark):
+    """Issue 42: MERGE, UPDATE and DELETE (rewritten by Spark) and V2 inserts keep their texts too."""
+    from airflow_lineage_provider.hooks import session_capture
+    from tests.integration.test_spark_connect import document, target_of
+
+    capture, why = session_capture.begin(spark, "issue42-rowlevel")
+    assert capture is not None, why
+    for statement, _ in ROW_LEVEL_TEXTS:
+        spark.sql(statement)
+    doc = document(capture.end())
+    assert [(target_of(s), s["sql"]) for s in doc["statements"]] == [
+        (f"rowcat.kt42.{t}", statement) for statement, targets in ROW_LEVEL_TEXTS for t in targets]
+    assert doc.get("warnings", []) == []

@@ -31,7 +31,8 @@ from tests.integration.test_example_dag import SEED_JOIN, SEED_SINGLE, T
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 APP = DATA / "apps" / "connect_writes.py"
-KEYS = {"ka": "etl/load_a/manual__2026-11-27T00_00_00+00_00/1-test", "kb": "etl/load_b/manual__2026-11-27/1-test"}
+KEYS = {"ka": "etl/load_a/manual__2026-11-27T00_00_00+00_00/1-test", "kb": "etl/load_b/manual__2026-11-27/1-test",
+        "kt": "etl/load_t/manual__2026-11-27/1-test"}
 
 
 def _workload():
@@ -133,7 +134,7 @@ def session(url: str):
 @pytest.fixture(scope="module")
 def captured(server):
     """Each key's JobResult after its barrier: two sessions writing at once, one with a key that climbs out
-    of the base, one with no key."""
+    of the base, one with no key; and one making ``workload.texts``' writes (issue 42)."""
     url, base, _ = server
     results: dict[str, object] = {}
     errors: list[BaseException] = []
@@ -142,7 +143,7 @@ def captured(server):
         try:
             if key is not None:
                 secret = spark_connect.start(spark, key)
-            workload.writes(spark, db)
+            (workload.texts if db == "kt" else workload.writes)(spark, db)
             if key is not None:
                 # No sleep: the barrier alone must make the set complete.
                 # The dumps are kept for the tests below (a task's are removed once read).
@@ -152,7 +153,7 @@ def captured(server):
         except BaseException as e:  # noqa: BLE001 - re-raised in the test's thread
             errors.append(e)
 
-    clients = (("ka", KEYS["ka"]), ("kb", KEYS["kb"]), ("kc", "../escape"), ("kd", None))
+    clients = (("ka", KEYS["ka"]), ("kb", KEYS["kb"]), ("kc", "../escape"), ("kd", None), ("kt", KEYS["kt"]))
     # The sessions are made and stopped here, one at a time: pyspark's Connect builder and stop() keep
     # class-wide state (the default and active sessions), which threads must not race on; a task makes
     # its one session in its own process. The writes, the barriers and the waits run at once.
@@ -694,3 +695,48 @@ def test_a_link_planted_in_the_base_is_never_written_or_removed_through(server, 
     assert sorted(p.name for p in outside.rglob("*")) == ["keep.txt"]
     assert f"the Spark Connect key {top}/task/run/1-abcdef12 is refused: its directory under the base holds a " \
            "symbolic link" in log.read_text()
+
+
+# -- issue 42: the spark.sql text is kept ------------------------------------------------------------------
+
+def kept_texts(db: str) -> list[tuple[str, str]]:
+    """(target, sql) of each write ``workload.texts`` makes, as its document keeps them: the text as written,
+    credentials scrubbed (a multi-insert's on each of its writes; EXECUTE IMMEDIATE's, the statement it ran);
+    "" for a DataFrame write."""
+    from airflow_lineage_provider.lineage.redact import scrub
+
+    out = []
+    for statement, targets in workload.TEXTS:
+        text = statement.format(db=db)
+        if text.startswith("EXECUTE IMMEDIATE '"):
+            text = text.removeprefix("EXECUTE IMMEDIATE '").removesuffix("'")
+        out += [(f"spark_catalog.{db}.{t}", scrub(text)) for t in targets]
+    return out + [(f"spark_catalog.{db}.{t}", "") for t in workload.DATAFRAME_TARGETS]
+
+
+def test_each_write_on_connect_keeps_the_spark_sql_text_it_was_made_with(captured):
+    result = captured["kt"]
+    assert result.warnings == [] and result.error is None
+    doc = document(result)
+    assert [(target_of(s), s["sql"]) for s in doc["statements"]] == kept_texts("kt")
+    assert "s3cr3t" not in json.dumps(doc) and "token: ***" in doc["statements"][7]["sql"]
+
+
+def test_a_ctas_keeps_its_text_on_connect_and_through_our_python_driver_alike(captured, python_driver):
+    python, _ = python_driver
+    for doc in (document(captured["ka"]), python):
+        assert [s["sql"] for s in doc["statements"]] == [*(q.format(db="ka") for q in workload.SQL[1:]), ""]
+
+
+@pytest.mark.airflow
+def test_the_pyspark_tasks_writes_keep_their_spark_sql_texts_on_connect_and_classic(demo_on_connect, demo_classic):
+    from tests.conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("spark_connect_demo", ROOT / "dags_examples" / f"{DEMO}.py")
+    demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo)
+    run, _ = demo_on_connect
+    classic, _ = demo_classic
+    inserts = [q for q in demo.TABLES if q.startswith("INSERT")]
+    for doc in (run.xcom["build_users"], classic):
+        assert [s["sql"] for s in doc["statements"] if s["target"]] == [*inserts, *demo.SEED, ""]  # the DataFrame's: ""

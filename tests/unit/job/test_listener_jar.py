@@ -79,3 +79,13 @@ def test_the_java_reads_every_write_command_the_python_capture_reads():
     source = (LISTENER / "java" / "airflow_lineage" / "listener" / "Describe.java").read_text()
     cases = set(re.findall(r'case "(\w+)":', source))
     assert cases == set(_WRITE_READERS), (sorted(set(_WRITE_READERS) - cases), sorted(cases - set(_WRITE_READERS)))
+
+
+def test_the_java_reads_a_writes_sql_text_after_the_same_heads_as_the_python_capture():
+    """``Describe.WRITE_HEADS`` is ``job/jvm.WRITE_HEADS``: a CTAS's text kept by one producer and not the
+    other would make their documents differ."""
+    from airflow_lineage_provider.job.jvm import WRITE_HEADS
+
+    source = (LISTENER / "java" / "airflow_lineage" / "listener" / "Describe.java").read_text()
+    heads = re.search(r"WRITE_HEADS = Set\.of\(([^)]*)\)", source).group(1)
+    assert set(re.findall(r'"(\w+)"', heads)) == WRITE_HEADS

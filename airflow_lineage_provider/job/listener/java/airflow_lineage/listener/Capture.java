@@ -174,12 +174,7 @@ final class Capture {
 
     /** The text of the {@code spark.sql} call that made the plan; "" for a DataFrame write. */
     private static String sqlText(Object plan) {
-        try {
-            Object text = Scala.option(Scala.call(Scala.call(plan, "origin"), "sqlText"));
-            return text == null ? "" : String.valueOf(text);
-        } catch (RuntimeException e) {  // no origin: a DataFrame write
-            return "";
-        }
+        return Describe.sqlText(plan);  // read as job/jvm.sql_text reads it: the write's origin, else its query's
     }
 
     // -- on the capture's own thread -----------------------------------------------------------------

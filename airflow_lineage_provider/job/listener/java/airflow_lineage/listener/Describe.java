@@ -38,6 +38,9 @@ final class Describe {
             "(?i)([?&;])(password|passwd|pwd|user|username|secret|token|accesskey|secretkey|access_key|secret_key"
             + "|apikey|api_key|credentials?|sessiontoken|session_token)=[^&;#]*");
 
+    // The first words of the statements that write a query they hold: job/jvm.WRITE_HEADS (a test ties the two).
+    static final Set<String> WRITE_HEADS = Set.of("ALTER", "CREATE", "DELETE", "INSERT", "MERGE", "REPLACE", "UPDATE");
+
     private final ObjectMapper mapper;
     private final Object session;
     private final Known known;
@@ -52,6 +55,74 @@ final class Describe {
     /** The command a {@code CommandResult} holds (EXECUTE IMMEDIATE ran it while analyzing). */
     static Object unwrap(Object plan) {
         return "CommandResult".equals(Scala.simpleName(plan)) ? Scala.call(plan, "commandLogicalPlan") : plan;
+    }
+
+    /**
+     * The text of the {@code spark.sql} call that made a write, as written; "" for a DataFrame write
+     * ({@code job/jvm.sql_text}). An insert keeps its statement's text in its own origin; a command the
+     * analyzer makes anew (a CTAS, CREATE VIEW) only in its query's, which then starts with the write's head.
+     * A DataFrame's query from {@code spark.sql("SELECT ...")} starts with the query itself: not the write's.
+     */
+    static String sqlText(Object plan) {
+        try {
+            Object write = unwrap(plan);
+            Object own = Scala.option(Scala.call(Scala.call(write, "origin"), "sqlText"));
+            if (own != null) {
+                return String.valueOf(own);
+            }
+            // The query root only: a cached relation deeper down keeps the origin of the statement that first read it.
+            List<Object> children = Scala.seq(Scala.call(write, "children"));
+            children.addAll(Scala.seq(Scala.call(write, "innerChildren")));
+            for (Object child : children) {
+                Object origin = Scala.call(child, "origin");
+                Object text = Scala.option(Scala.call(origin, "sqlText"));
+                Object start = Scala.option(Scala.call(origin, "startIndex"));
+                if (text != null && start != null) {
+                    String whole = String.valueOf(text);
+                    int at = Math.min(((Number) start).intValue(), whole.length());
+                    if (WRITE_HEADS.contains(sqlHead(whole.substring(0, at)))) {
+                        return whole;
+                    }
+                }
+            }
+        } catch (RuntimeException e) {  // the text annotates the write: its lineage stands without it
+            return "";
+        }
+        return "";
+    }
+
+    /** The first word of {@code text}'s code (white space and comments, nested ones too, skipped), upper-cased. */
+    static String sqlHead(String text) {
+        int i = 0;
+        int n = text.length();
+        while (i < n) {
+            if (Character.isWhitespace(text.charAt(i))) {
+                i++;
+            } else if (text.startsWith("--", i)) {
+                int end = text.indexOf('\n', i);
+                i = end < 0 ? n : end + 1;
+            } else if (text.startsWith("/*", i)) {
+                int depth = 0;
+                do {
+                    if (text.startsWith("/*", i)) {
+                        depth++;
+                        i += 2;
+                    } else if (text.startsWith("*/", i)) {
+                        depth--;
+                        i += 2;
+                    } else {
+                        i++;
+                    }
+                } while (depth > 0 && i < n);
+            } else {
+                break;
+            }
+        }
+        int start = i;
+        while (i < n && (Character.isLetterOrDigit(text.charAt(i)) || text.charAt(i) == '_')) {
+            i++;
+        }
+        return text.substring(start, i).toUpperCase(java.util.Locale.ROOT);
     }
 
     /** The record of one write: the head the listener event gives, the plan and its extras. */
