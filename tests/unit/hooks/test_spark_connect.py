@@ -123,3 +123,125 @@ def test_a_connect_session_without_the_listener_is_not_captured_and_says_why():
     spark.conf = Conf({})
     capture, why = session_capture.begin(spark, "k")
     assert capture is None and "does not run the column lineage listener" in why and KEY_CONF not in spark.conf.values
+
+
+# -- issue 42: sealed files, bounded waits, what a log shows, what cleanup touches --------------------------
+
+def sealed_server(base, key: str, secret: str, records: list[dict], *, tamper=None):
+    """A server that answers the barrier with the key's files sealed under ``secret`` (as the listener's
+    DumpFiles seals them), then lets ``tamper`` change them."""
+    import hashlib
+    import hmac
+
+    def answer(text: str) -> None:
+        if not text.startswith(f"SET {FLUSH_CONF}="):
+            return
+        token = text.split("=", 1)[1]
+        directory = base / key
+        directory.mkdir(parents=True, exist_ok=True)
+        plans = "".join(json.dumps(r) + "\n" for r in records).encode()
+        result = json.dumps({"error": None, "barrier": token, "warnings": []}).encode()
+        (directory / "plans.jsonl").write_bytes(plans)
+        (directory / spark_connect.SEAL).write_text(hmac.new(secret.encode(), plans + result, hashlib.sha256).hexdigest())
+        (directory / "result.json").write_bytes(result)
+        if tamper:
+            tamper(directory)
+
+    return answer
+
+
+def appended(directory) -> None:
+    with open(directory / "plans.jsonl", "a") as f:
+        f.write(json.dumps({"index": 9, "forged": True}) + "\n")
+
+
+@pytest.mark.parametrize(("tamper", "taken"), [
+    (None, True),
+    (appended, False),
+    (lambda d: (d / "plans.jsonl").write_text(""), False),  # records dropped
+    (lambda d: (d / spark_connect.SEAL).unlink(), False),  # no seal at all
+    (lambda d: (d / spark_connect.SEAL).write_text("0" * 64), False),
+    (lambda d: (d / "result.json").write_text((d / "result.json").read_text().replace('"warnings": []',
+                                                                                    '"warnings": ["x"]')), False),
+])
+def test_a_keys_files_are_taken_only_with_the_servers_seal(tmp_path, tamper, taken):
+    key, secret = "d/t/r/1-abcdef12", "s" * 64
+    spark = Session({}, on_sql=sealed_server(tmp_path, key, secret, [{"index": 0}], tamper=tamper))
+    result = spark_connect.finish(spark, str(tmp_path), key, secret=secret, timeout=5)
+    if taken:
+        assert result.records == [{"index": 0}] and result.warnings == []
+    else:
+        assert result.records == []
+        assert result.warnings == ["no plan lineage: the lineage files of key d/t/r/1-******** do not carry the Spark "
+                                   "Connect server's seal: something other than the server wrote or changed them, so "
+                                   "they are refused"]
+    assert not (tmp_path / "d").exists()  # read or refused, the key's files are gone
+
+
+def test_a_result_planted_before_the_barrier_is_never_taken_for_it(tmp_path):
+    """A result under the key that answers another token (planted, or an earlier barrier's) is passed over;
+    the server's own result, when it comes, is taken."""
+    key, secret = "d/t/r/1-abcdef12", "s" * 64
+    (tmp_path / key).mkdir(parents=True)
+    (tmp_path / key / "result.json").write_text(json.dumps({"barrier": "guessed", "error": None}))
+    spark = Session({}, on_sql=sealed_server(tmp_path, key, secret, [{"index": 0}]))
+    assert spark_connect.finish(spark, str(tmp_path), key, secret=secret, timeout=5).records == [{"index": 0}]
+
+
+def test_the_client_names_its_secret_before_its_key_and_unsets_both_after_the_barrier(tmp_path):
+    from airflow_lineage_provider.hooks.jvm_listener import SECRET_CONF
+
+    spark = Session({})
+    seen: list[tuple[str, str | None]] = []
+    spark.on_sql = lambda text: seen.append((text, spark.conf.get(SECRET_CONF)))
+    secret = spark_connect.start(spark, "d/t/r/1-abcdef12")
+    assert len(secret) == 64 and seen == [(f"SET {KEY_CONF}=d/t/r/1-abcdef12", secret)]
+    spark_connect.finish(spark, str(tmp_path), "d/t/r/1-abcdef12", secret=secret, timeout=0.3)
+    assert SECRET_CONF not in spark.conf.values and KEY_CONF not in spark.conf.values
+
+
+@pytest.mark.parametrize("step", ["start", "barrier", "settings"])
+def test_a_server_that_never_answers_costs_the_timeout_and_says_so(tmp_path, step):
+    import threading
+
+    hang = threading.Event()
+    spark = Session({**LISTENING}, on_sql=lambda text: hang.wait(30))
+    if step == "start":
+        with pytest.raises(spark_connect.ServerTimeoutError, match="did not answer the start of the lineage capture "
+                                                                   "within 0.3 s"):
+            spark_connect.start(spark, "k", timeout=0.3)
+    elif step == "barrier":
+        result = spark_connect.finish(spark, str(tmp_path), "k", timeout=0.3)
+        assert result.warnings == ["no plan lineage: the Spark Connect server did not answer the lineage barrier "
+                                   "within 0.3 s (is it still running and reachable?)"]
+    else:
+        spark.conf.get = lambda *a: hang.wait(30)
+        assert spark_connect.server_base(spark, timeout=0.3)[1] == (
+            "the Spark Connect server did not answer the lineage settings' read within 0.3 s (is it still running "
+            "and reachable?)")
+    hang.set()
+
+
+@pytest.mark.parametrize(("key", "shown"), [
+    ("dag/task/manual__2026-01-01/1-0a1b2c3d", "dag/task/manual__2026-01-01/1-********"),
+    ("dag/task/run/12-ffffffffffff", "dag/task/run/12-********"),
+    ("etl/load", "etl/load"),  # a key of the user's own: nothing to hide
+    ("single-abc", "single-abc"),
+    ("a/b-1234567", "a/b-********"),
+])
+def test_a_logged_key_never_shows_its_nonce(key, shown):
+    assert spark_connect.shown_key(key) == shown
+
+
+@pytest.mark.parametrize("link", ["d", "d/t", "d/t/r", "d/t/r/1-abcdef12"])
+def test_cleanup_never_follows_a_link_planted_in_the_base(tmp_path, link):
+    base, outside = tmp_path / "base", tmp_path / "outside"
+    (outside / "t" / "r" / "1-abcdef12").mkdir(parents=True)
+    (outside / "t" / "r" / "1-abcdef12" / "plans.jsonl").write_text("theirs")
+    (outside / "plans.jsonl").write_text("theirs")
+    (base / link).parent.mkdir(parents=True, exist_ok=True)
+    (base / link).symlink_to(outside)
+    spark_connect.forget(str(base), "d/t/r/1-abcdef12")
+    assert sorted(p.relative_to(outside).as_posix() for p in outside.rglob("plans.jsonl")) == [
+        "plans.jsonl", "t/r/1-abcdef12/plans.jsonl"]
+    assert (base / link).is_symlink()
