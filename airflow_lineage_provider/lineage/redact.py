@@ -157,7 +157,7 @@ SQL_FORMS = (
     Form("key value", re.compile(rf"(?P<key>{_KEY})(?P<sep>\s*(?:=>|==|=|:)\s*|\s+)(?P<value>{_VALUE})"),
          _secret_or_user, "OPTIONS (password 'v', 'sfPassword' = \"v\"), {\"token\": \"v\"}, f(token => 'v')"),
     Form("command-line flag", re.compile(
-        rf"(?<![\w-])--(?P<key>[A-Za-z][\w.\-]*)(?P<sep>=|[ \t]+)(?P<value>{_VALUE}|[^\s'\"]+)"),
+        rf"(?<![\w-])--(?P<key>[A-Za-z][\w.\-]*)(?P<sep>=|[ \t]+)(?P<value>(?!--?[A-Za-z])(?:{_VALUE}|[^\s'\"]+))"),
          _secret, "--password v, --api-key=v"),
 )
 # A comment: /* ... */, or -- to the end of the line (a mid-line --word is a command-line flag).
@@ -168,6 +168,10 @@ _WHOLE_KV = re.compile(r"\s*(?P<key>[A-Za-z_][\w.\-]*)(?P<sep>\s*[=:]\s*)(?P<val
 
 # A value masked already (``password=***/dir``): a second pass leaves it, and the path after it, as it is.
 _NOT_MASKED = r"(?!\*\*\*(?:[/&;#\s'\"`)]|$))"
+
+# The schemes of an Authorization header (RFC 9110 and the clouds'), which stay visible before the credential.
+_AUTH_SCHEME = (r"(?:basic|bearer|digest|negotiate|ntlm|token|oauth|hoba|mutual|vapid|hawk|apikey|sharedkey(?:lite)?"
+                r"|sharedaccesssignature|aws4-hmac-sha256|goog4-(?:rsa|hmac)-sha256|scram-sha-\d+)")
 
 # The forms read anywhere in the text, literals and comments included, after the SQL forms.
 TEXT_FORMS = (
@@ -185,7 +189,7 @@ TEXT_FORMS = (
     # Authorization: Basic <credential>, Proxy-Authorization=<token>: the scheme stays, the credential goes.
     Form("authorization header", re.compile(
         r"(?i)\b(?P<key>(?:proxy-)?authorization)"
-        r"(?P<sep>[ \t]*[:=][ \t]*(?![\w\-]*[ \t]+\*\*\*)(?:[A-Za-z][\w\-]*[ \t]+(?=[^\s'\"`]))?)"
+        rf"(?P<sep>[ \t]*[:=][ \t]*(?!{_AUTH_SCHEME}[ \t]+\*\*\*)(?:{_AUTH_SCHEME}[ \t]+(?=[^\s'\"`]))?)"
         rf"(?P<value>{_NOT_MASKED}[^\s'\"`,;)]+)"), lambda n, m: True, "Authorization: Basic dXNlcjpwYXNz"),
     # key=value unquoted anywhere (--conf k=v, -Dk=v, a log line, k: v).
     Form("key=value", re.compile(r"(?:(?<=-D)|(?<![\w.\-]))(?P<key>[A-Za-z_](?:[\w.\-]*\w)?)(?P<sep>=|:[ \t]*)"
@@ -204,6 +208,8 @@ _STORAGE_SCHEMES = ("file", "hdfs", "viewfs", "webhdfs", "swebhdfs", "har", "s3"
 _STORAGE_START = re.compile(rf"(?:{'|'.join(_STORAGE_SCHEMES)}):|/", re.I)
 # A storage path in free text: a word starting with ``/`` or a storage scheme after a space, quote or ``(``.
 _STORAGE_TOKEN = re.compile(rf"(?<![^\s'\"`(,])(?:{_STORAGE_START.pattern})[^\s'\"`]*", re.I)
+# A backquoted path (``parquet.`/data/out dir/x` ``): spaces and all, one path.
+_QUOTED_PATH = re.compile(rf"(?<=`)(?:{_STORAGE_START.pattern})[^`\n]*(?=`)", re.I)
 # ``key=value`` in one directory of a path: at its start, or as a parameter after ``?``, ``&`` or ``;``.
 _SEGMENT_PARAM = re.compile(rf"(?P<prefix>^|[?&;])(?P<key>[A-Za-z_][\w.\-]*)=(?P<value>{_NOT_MASKED}[^?&]*)")
 # Azure's wasb(s)/abfs(s) URLs name the container where other URLs have a user.
@@ -310,7 +316,8 @@ class _Redaction:
         return m.group(0)[:m.start("value") - m.start()] + self.mask(m.group("value"), name)
 
     def text(self, text: str) -> str:
-        text = _STORAGE_TOKEN.sub(lambda m: self.path(m.group(0)), text)
+        for paths in (_QUOTED_PATH, _STORAGE_TOKEN):
+            text = paths.sub(lambda m: self.path(m.group(0)), text)
         for form in TEXT_FORMS:
             text = form.pattern.sub(lambda m, f=form: self._text_match(f, m), text)
         return text
