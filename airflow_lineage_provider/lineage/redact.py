@@ -184,7 +184,7 @@ TEXT_FORMS = (
                                      r"(?P<key>[^/?#:\s'\"]*)(?::(?P<value>[^/?#\s'\"]*))?@"),
          lambda n, m: True, "s3a://AKIA:v@bucket/x"),
     # ?key=value&... in a URL, ;key=value in a JDBC property list.
-    Form("URL parameter", re.compile(rf"(?P<prefix>[?&;])(?P<key>[\w.\-]+)=(?P<value>{_NOT_MASKED}[^&;#\s'\"]*)"),
+    Form("URL parameter", re.compile(rf"(?P<prefix>[?&;])(?P<key>[\w.\-]+)=(?P<value>{_NOT_MASKED}[^&;#\s'\"`]*)"),
          lambda n, m: _is_url_secret(n), "?password=v&sig=v, ;password=v"),
     # Authorization: Basic <credential>, Proxy-Authorization=<token>: the scheme stays, the credential goes.
     Form("authorization header", re.compile(
@@ -394,8 +394,8 @@ def _command(args: list[Any]) -> tuple[str, list[str]]:
         hide = bool(flag and (is_secret_name(flag.group("key")) or arg in SECRET_SHORT_FLAGS)
                     or word and re.sub(r"[^a-z]", "", arg.lower()).endswith(_SECRET_ENDINGS))
         after_flag = bool(flag)
-        out.append(arg)
-    return redaction.text(redaction.sql(" ".join(out))), redaction.found
+        out.append(redaction.text(redaction.sql(arg)))  # each alone: " -- " in a command is no SQL comment
+    return " ".join(out), redaction.found
 
 
 def scrub_command(args: list[Any]) -> str:

@@ -232,6 +232,8 @@ NOT_NAMES = [
      ["wasbs://c@acct.blob.core.windows.net/p?sv=2022-11-02&se=2026&sig=***'"]),
     (f"https://api.example/v1/x?alt=media&access_token={PW}", ["alt=media&access_token=***"]),
     (f"https://api.example/v1/x?token={PW}#top", ["?token=***#top"]),
+    (f"SELECT * FROM parquet.`https://acct.blob.core.windows.net/c/f?sv=2022&sig={PW}`;\nSELECT 1",
+     ["sig=***`;\nSELECT 1"]),  # the backquote closing the path stays
     (f"https://h/k?X-Goog-Signature=ab/{PW}&x=1", ["X-Goog-Signature=***&x=1"]),  # a query value holds "/"
     (f"OPTIONS ('X-Amz-Signature' '{PW}', path '/p')", ["'X-Amz-Signature' '***'", "path '/p'"]),
     # Authorization: Basic/Bearer inside an OPTIONS value, under any option name, in JSON, on a --conf
@@ -339,6 +341,8 @@ COMMANDS = [
      "--jdbc-url jdbc:postgresql://h/db?user=***&password=***"),
     (["spark-submit", "app.py", f"s3a://b/k?X-Amz-Signature={PW}", "-Dx.password=" + PW],
      "app.py s3a://b/k?X-Amz-Signature=*** -Dx.password=***"),
+    (["spark-submit", "driver.py", "--", f"/data/secrets/out&password={PW}/ü", "--db-password", PW],
+     "driver.py -- /data/secrets/out&password=***/ü --db-password ***"),  # "--" is no SQL comment here
     (["spark-submit", "app.py", "--use-secret-manager", "--region", "eu", "--input", "/data/secret_area", "/o"],
      "app.py --use-secret-manager --region eu --input /data/secret_area /o"),
 ]
