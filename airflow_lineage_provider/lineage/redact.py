@@ -1,9 +1,10 @@
 """Credentials out of every text that leaves the job: SQL, names, messages.
 
 One rule for the driver's log lines and errors, the lineage document, OpenLineage events, the UI and
-the CLI: ``scrub`` masks, ``secrets_in`` lists what it masks (for Airflow's log masker), and
-``strip_jdbc_credentials`` drops credentials from a dataset name. Standard library only: the Spark
-driver uses it too.
+the CLI: ``scrub`` masks, ``secrets_in`` lists what it masks (for Airflow's log masker),
+``scrub_location`` masks a dataset's location (each directory kept where it was), ``scrub_command`` a
+command's arguments (the value after a secret-named flag), and ``strip_jdbc_credentials`` drops
+credentials from a JDBC URL. Standard library only: the Spark driver uses it too.
 
 The rule knows key *spellings*, not key words. A key (an OPTIONS key, a Spark conf, a URL parameter,
 a JSON field, a command-line flag) is secret when its name, lower-cased with every separator removed,
@@ -12,7 +13,8 @@ contains one of ``SECRET_WORDS`` (``sfPassword``, ``aws_secret_access_key``, ``x
 ``SECRET_PARTS`` as a whole part (``sasToken``, ``fs.azure.sas.<container>...``; not ``sasl``).
 Where such a key stands next to a value is the table ``FORMS``: each row a pattern with a ``key`` and
 a ``value`` group; the whole value is masked, every quoting and escape of a string literal included.
-SQL comments are scrubbed too: everything in a comment after a secret name is masked.
+SQL comments are scrubbed too: everything in a comment after a secret name is masked. In a storage path
+``?``, ``&`` and ``=`` are a file name's characters: a secret ``key=value`` there ends at its directory's end.
 """
 
 from __future__ import annotations
