@@ -18,7 +18,13 @@ from airflow_lineage_provider.hooks.spark_provider import SubmitHookAdapter
 from airflow_lineage_provider.job import command
 from airflow_lineage_provider.job.dump import RESULT, SCRIPT, JobResult, read_dump
 from airflow_lineage_provider.lineage.naming import is_uri
-from airflow_lineage_provider.lineage.redact import is_secret_conf, scrub, secrets_in
+from airflow_lineage_provider.lineage.redact import (
+    is_secret_conf,
+    scrub,
+    scrub_command,
+    secrets_in,
+    secrets_in_command,
+)
 
 try:
     from airflow.sdk.exceptions import AirflowException
@@ -161,11 +167,15 @@ class SparkLineageHook(SubmitHookAdapter):
             self.submit_env = {"PYSPARK_DRIVER_PYTHON": sys.executable, **self.submit_env}
         return cmd
 
-    def masked_command(self, text: str) -> str:
-        """The submit command as logged: the Spark provider hides keys named password or secret; conf
-        values that are access keys or tokens (``spark.hadoop.fs.s3a.access.key``) are hidden too."""
+    def masked_command(self, command: list[str], mask: Callable[[list[str]], str]) -> str:
+        """The submit command as logged, by our rule alone (``redact.scrub_command``): the value after a
+        secret-named flag (``--db-password X``), secret conf values (``spark.hadoop.fs.s3a.access.key``) and
+        URL credentials are hidden, the flags stay. The provider's masker is not run after it: it hides
+        the argument after any word holding "secret" (a flag too) and would let the value after it through.
+        The values hidden are given to Airflow's masker for the lines the rule never reads."""
+        _mask(secrets_in_command(command))
         return _SECRET_CONF_ARG.sub(lambda m: f"{m.group(1)}=******" if is_secret_conf(m.group(1)) else m.group(0),
-                                    scrub(text) or "")
+                                    scrub_command(command))
 
     def log_lines(self, lines: Any) -> Any:
         """Every line the job prints reaches the task log with its credentials hidden: Spark quotes

@@ -53,7 +53,8 @@ class SubmitHookAdapter(SparkSubmitHook):
         return self.submit_command(super()._build_spark_submit_command(application))
 
     def _mask_cmd(self, connection_cmd: str | list[str]) -> str:
-        return self.masked_command(super()._mask_cmd(connection_cmd))
+        command = [connection_cmd] if isinstance(connection_cmd, str) else list(connection_cmd)
+        return self.masked_command(command, super()._mask_cmd)
 
     def _process_spark_submit_log(self, itr: Any) -> None:
         super()._process_spark_submit_log(self.log_lines(itr))
@@ -69,8 +70,10 @@ class SubmitHookAdapter(SparkSubmitHook):
     def submit_command(self, command: list[str]) -> list[str]:
         return command
 
-    def masked_command(self, text: str) -> str:
-        return text
+    def masked_command(self, command: list[str], mask: Callable[[list[str]], str]) -> str:
+        """The command (or a line of spark-submit's output) as logged; ``mask``: the provider's masking,
+        given the arguments as they are (not text another masking has changed already)."""
+        return mask(command)
 
     def log_lines(self, lines: Any) -> Iterator[Any]:
         return lines

@@ -11,7 +11,7 @@ import re
 from urllib.parse import quote, unquote
 
 from airflow_lineage_provider.lineage.model import SPARK_CATALOG, Dataset
-from airflow_lineage_provider.lineage.redact import strip_jdbc_credentials
+from airflow_lineage_provider.lineage.redact import scrub_location, strip_jdbc_credentials
 
 _S3_SCHEMES = ("s3", "s3a", "s3n")
 
@@ -25,10 +25,12 @@ def table_name(identifier: dict | None) -> str | None:
 
 
 def from_location(location: str | None, *, table: str | None = None, mode: str | None = None) -> Dataset:
-    """Name a dataset by its storage URI; with no known location, by its catalog name."""
+    """Name a dataset by its storage URI; with no known location, by its catalog name. A credential in
+    the location is masked in place (``redact.scrub_location``): the one name of the dataset everywhere,
+    as the SQL text shows it, each directory where it was."""
     if not location:
         return Dataset(namespace=SPARK_CATALOG, name=table or "unknown", table=table, mode=mode)
-    namespace, name = split_uri(location)
+    namespace, name = split_uri(scrub_location(location))
     return Dataset(namespace=namespace, name=name, table=table, mode=mode)
 
 

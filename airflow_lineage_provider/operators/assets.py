@@ -18,10 +18,11 @@ from __future__ import annotations
 import logging
 import warnings
 from typing import Any
+from urllib.parse import unquote
 
 from airflow_lineage_provider.lineage.model import LineageReport
 from airflow_lineage_provider.lineage.naming import dataset_uri
-from airflow_lineage_provider.lineage.redact import strip_jdbc_credentials
+from airflow_lineage_provider.lineage.redact import scrub_location
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +109,10 @@ def _assets(report: LineageReport) -> tuple[dict[str, dict[str, Any]], list[str]
         uri = dataset_uri(namespace, name)
         if uri is None:
             return None
-        uri = _clean(uri)
+        masked = _masked(uri)
+        if masked != uri:  # never cut to another directory's name: left out, saying so (masked)
+            bad[masked] = "it holds a credential its dataset's name should have had masked"
+            return None
         if uri not in checked:
             checked[uri] = refusal(uri)
             if checked[uri] is not None:
@@ -183,7 +187,9 @@ def _record_inlets(task: Any, uris: list[str]) -> None:
                     type(e).__name__, e)
 
 
-def _clean(uri: str) -> str:
-    """No credential in an asset name: names are already stripped by the naming module; this holds
-    for any URI form a future dataset kind might bring."""
-    return strip_jdbc_credentials(uri)
+def _masked(uri: str) -> str:
+    """``uri`` with any credential masked (decoded, as its dataset's name): the naming module masks names
+    already, so this differs from ``uri`` only for a URI form a future dataset kind might bring."""
+    decoded = unquote(uri)
+    masked = scrub_location(decoded)
+    return uri if masked == decoded else masked

@@ -67,3 +67,21 @@ with DAG(dag_id="lineage_secrets_run_error", schedule=None,
         sql=(f"SELECT no_such_column, '{URL}' AS url /* password: {PLANTED} */, 'k' AS sasToken "
              f"FROM VALUES (1) AS t(a) -- token={PLANTED}\n;\n"),
     )
+
+# Issue 42: credentials that are not names. A stock SparkSubmitOperator (run under the capture by the stock option)
+# whose application arguments hold a password after a flag, behind a value the Spark provider's masker takes for a
+# key ("...SECRET9"), and which writes to a path with a password in one of its directories.
+STOCK_PATH = f"{OUT}_stock/out?x=1&password={PLANTED}/ü"
+STOCK_ARGS = [STOCK_PATH, "JARARGSECRET9", "--db-password", PLANTED, f"--password={PLANTED}", "--token", PLANTED]
+
+with DAG(dag_id="lineage_secrets_stock_args", schedule=None,
+         start_date=pendulum.datetime(2026, 1, 1, tz="UTC")) as stock_args:
+    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+
+    SparkSubmitOperator(
+        task_id="secret_in_args", conn_id="spark_local", retries=0,
+        conf={"spark.ui.enabled": "false", "spark.hadoop.fs.s3a.secret.key": PLANTED},
+        application=os.path.join(os.environ.get("AIRFLOW_LINEAGE_TEST_DATA", os.path.dirname(__file__)), "apps",
+                                 "squares.py"),
+        application_args=STOCK_ARGS,
+    )

@@ -872,3 +872,83 @@ def test_the_cli_runs_a_jar_whose_spark_jars_hold_the_old_class_without_the_list
     assert [line for line in proc.stderr.splitlines() if line.startswith("airflow-lineage:")] == [
         f"airflow-lineage: no plan lineage: {old_copy_in(old_listener)}: the application ran without the listener"]
     assert json.loads(proc.stdout)["statements"] == []
+
+
+# -- issue 42: credentials that are not names -------------------------------------------------------------------
+
+NOT_NAMES_SQL = (
+    f"SET spark.hadoop.fs.s3a.secret.key=\n  {PLANTED};\n"
+    "CREATE TEMPORARY VIEW api USING json OPTIONS (\n"
+    f"  path 's3a://b/in.json?X-Amz-Credential={PLANTED}%2F2026&X-Amz-Security-Token={PLANTED}"
+    f"&X-Amz-Signature={PLANTED}',\n"
+    f"  headers \"Authorization: Basic {PLANTED}\", authorization 'Bearer {PLANTED}',\n"
+    f"  'http.header.Authorization' = 'Basic {PLANTED}', key '{PLANTED}');\n"
+    f"CREATE TABLE t (a INT) USING parquet LOCATION '/data/t?x=1&password={PLANTED}/ü'\n"
+    f"  TBLPROPERTIES ('aws.secret' = '{PLANTED}', 'owner' = 'etl');\n"
+    f"CREATE TABLE api_out USING json OPTIONS (headers 'Authorization: Basic {PLANTED}', authorization \"Bearer {PLANTED}\",\n"
+    f"  'http.header.Authorization' = 'Basic {PLANTED}', key '{PLANTED}', 'sas.token' = '{PLANTED}')\n"
+    f"  LOCATION 'gs://b/out?X-Goog-Credential={PLANTED}&X-Goog-Signature={PLANTED}/part' AS SELECT a FROM t;\n"
+    f"INSERT INTO t SELECT a FROM parquet.`https://acct.blob.core.windows.net/c/f?sv=2022-11-02&sig={PLANTED}`;\n"
+    f"INSERT INTO t SELECT a FROM parquet.`/data/in&access_token={PLANTED}/dt=2026-01-01`;\n"
+)
+
+
+def test_extract_shows_no_credential_that_is_not_a_name_in_the_sql_or_the_dataset_names():
+    """`airflow-lineage extract --method sql` as a user runs it (a subprocess, no JVM): pre-signed URLs' signatures,
+    credentials and tokens, Authorization headers under any option name, secret property keys, a SET value on the
+    next line and a password in a path's directory are masked in the statements and in every dataset name, and a
+    path keeps its directories (each name is the path it was, its secret masked in place)."""
+    import subprocess
+
+    from tests.conftest import venv_bin
+
+    runs = [subprocess.run([venv_bin("airflow-lineage"), "extract", "--method", "sql", "-e", NOT_NAMES_SQL, *fmt],
+                           capture_output=True, text=True, timeout=120) for fmt in (["--format", "json"], [])]
+    for proc in runs:
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    assert_no_secret(*(proc.stdout + proc.stderr for proc in runs))
+    doc = json.loads(runs[0].stdout)
+    sql = "\n".join(st["sql"] for st in doc["statements"])
+    for kept in ("headers 'Authorization: ***'", 'authorization "***"', "'http.header.Authorization' = '***'",
+                 "key '***'", "'sas.token' = '***'", "sig=***`"):
+        assert kept in sql, (kept, sql)
+    names = {(d["namespace"], d["name"]) for st in doc["statements"]
+             for d in [*([st["target"]] if st.get("target") else []), *st.get("inputs", [])]}
+    assert {("file", "/data/t?x=1&password=***/ü"), ("gs://b", "out?X-Goog-Credential=***&X-Goog-Signature=***/part"),
+            ("https://acct.blob.core.windows.net", "/c/f?sv=2022-11-02&sig=***"),
+            ("file", "/data/in&access_token=***/dt=2026-01-01")} <= names, names
+    assert "/data/in&access_token=***/dt=2026-01-01.a" in runs[1].stdout
+
+
+@pytest.mark.slow
+def test_a_stock_submit_hides_each_secret_flags_value_and_names_a_secret_path_once_masked(airflow_db, spark, tmp_path,
+                                                                                         capfd, monkeypatch):
+    """A stock SparkSubmitOperator under the stock option: its logged command keeps the flags and hides their values
+    (the Spark provider's masker took "JARARGSECRET9" for a key and hid the flag after it), and the path it writes,
+    a password in one of its directories, is one name with the password masked in the log, XCom, OpenLineage, the
+    asset event and the UI; the asset names that directory, not a cut one."""
+    import shutil
+    from urllib.parse import quote
+
+    from tests.dags.lineage_test_secrets import OUT, STOCK_PATH
+    from tests.integration.test_example_dag import asset_events
+    from tests.integration.test_stock_operators import stock_option
+
+    shutil.rmtree(f"{OUT}_stock", ignore_errors=True)
+    with stock_option(True):
+        run, printed, events, docs = run_secret_dag("stock_args", tmp_path, capfd)
+    assert run.state == "success"
+    assert sorted(tuple(r) for r in spark.read.parquet(STOCK_PATH).collect()) == \
+        [(0, 0), (1, 1), (2, 4), (3, 9)]  # written where the path says (its "?" a glob matching itself)
+    [command] = [line for line in printed.splitlines() if "Spark-Submit cmd:" in line]
+    assert "JARARGSECRET9 --db-password *** --password=*** --token ***" in command, command
+    assert "spark.hadoop.fs.s3a.secret.key=******" in command
+    name = STOCK_PATH.replace(PLANTED, "***")
+    [statement] = docs["secret_in_args"]["statements"]
+    assert (statement["target"]["namespace"], statement["target"]["name"]) == ("file", name)
+    [complete] = [e for e in events if e["eventType"] == "COMPLETE" and e["job"]["name"].endswith(".secret_in_args")]
+    assert [(o["namespace"], o["name"]) for o in complete["outputs"]] == [("file", name)]
+    assets = asset_events("lineage_secrets_stock_args", run.run_id)
+    assert list(assets) == [("secret_in_args", "file://" + quote(name, safe="/!$&'()*+,;=:@"))]
+    answers = api_answers("lineage_secrets_stock_args", run.run_id, "secret_in_args", monkeypatch)
+    assert_no_secret(printed, events, docs, list(assets.items()), *answers)

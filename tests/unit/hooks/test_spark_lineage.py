@@ -151,6 +151,29 @@ def test_every_spelling_reaches_the_log_masker_and_the_log(monkeypatch):
     assert not any(p in line for line in lines for p in ("Planted1", "Planted2", "Planted3", "Planted4"))
 
 
+def test_the_submit_command_is_scrubbed_before_any_other_masker_sees_it(monkeypatch):
+    """Issue 42: the Spark provider's masker took a value holding "SECRET" for a key and hid the flag after it,
+    so the password after that flag went out. Ours reads the arguments as given: each value after a secret-named
+    flag is hidden, the flags stay, and the values go to Airflow's masker."""
+    import airflow.sdk.log
+
+    from airflow_lineage_provider.hooks.spark_lineage import SparkLineageHook
+
+    masked: list[str] = []
+    monkeypatch.setattr(airflow.sdk.log, "mask_secret", masked.append)
+    hook = SparkLineageHook()
+    cmd = ["spark-submit", "--conf", "spark.hadoop.fs.s3a.secret.key=CONFPW1", "--conf", "spark.app.name=x", "app.py",
+           "/out", "JARARGSECRET9", "--db-password", "ARGPW11", "--password=ARGPW12", "--token", "ARGPW13", "-p",
+           "ARGPW14"]
+    shown = hook._mask_cmd(cmd)
+    assert "ARGPW" not in shown and "CONFPW" not in shown, shown
+    assert ("app.py /out JARARGSECRET9 --db-password *** --password=*** --token *** -p ***" in shown
+            and "spark.hadoop.fs.s3a.secret.key=******" in shown and "spark.app.name=x" in shown), shown
+    assert {"CONFPW1", "ARGPW11", "ARGPW12", "ARGPW13", "ARGPW14"} <= set(masked)
+    failed = hook._mask_cmd(["ERROR Main: --db-password ARGPW15 rejected"])  # a line of spark-submit's output
+    assert "ARGPW15" not in failed and "--db-password ***" in failed
+
+
 def test_an_unwritable_dump_uri_in_cluster_mode_fails_saying_what_to_fix(monkeypatch):
     from airflow_lineage_provider.hooks.spark_lineage import SparkJobError, SparkLineageHook
 

@@ -63,8 +63,8 @@ def test_the_adapter_routes_the_providers_command_through_its_public_methods(ins
         def submit_command(self, command):
             return [*command, "--marked"]
 
-        def masked_command(self, text):
-            return text.replace("app.py", "***")
+        def masked_command(self, command, mask):
+            return mask(command).replace("app.py", "***")
 
     hook = Marked(conf={"spark.x": "1"}, application_args=["a"])
     cmd = hook._build_spark_submit_command("app.py")

@@ -261,3 +261,28 @@ def test_a_location_is_a_uri_when_it_has_a_scheme_and_a_drive_letter_is_none(loc
     assert is_uri(location) is uri
     if not uri:
         assert split_uri(location)[0] == "file"
+
+
+@pytest.mark.parametrize(("written", "namespace", "name"), [
+    ("/data/out?x=1&password=Planted9xyz/ü", "file", "/data/out?x=1&password=***/ü"),
+    ("file:/data/out&token=Planted9xyz/part=1", "file", "/data/out&token=***/part=1"),
+    ("/data/out dir/x;sig=Planted9xyz/y", "file", "/data/out dir/x;sig=***/y"),
+    ("s3a://b/k?X-Amz-Credential=Planted9xyz%2F20260101&X-Amz-Signature=Planted9xyz", "s3://b",
+     "k?X-Amz-Credential=***&X-Amz-Signature=***"),
+    ("gs://b/o?X-Goog-Signature=Planted9xyz/part-0", "gs://b", "o?X-Goog-Signature=***/part-0"),
+    ("hdfs://nn:8020/d/access_token=Planted9xyz/dt=2026-01-01", "hdfs://nn:8020", "/d/access_token=***/dt=2026-01-01"),
+])
+def test_a_path_holding_a_credential_has_one_name_in_the_sql_text_and_the_plan(written, namespace, name):
+    """Issue 42: the secret is masked in its own directory, alike in the plan's name (the path as Spark ran it)
+    and the SQL text's (the script, scrubbed); the directories after it stay."""
+    from airflow_lineage_provider.lineage.naming import from_location
+    from airflow_lineage_provider.lineage.sql.static import static
+
+    plan = from_location(written)
+    assert (plan.namespace, plan.name) == (namespace, name)
+    report = static(f"INSERT OVERWRITE DIRECTORY '{written}' USING parquet SELECT 1 AS a;\n"
+                    f"INSERT OVERWRITE DIRECTORY '/data/copy' USING parquet SELECT a FROM parquet.`{written}`;\n")
+    first, second = report.statements
+    assert (first.target.namespace, first.target.name) == (namespace, name)
+    assert [(d.namespace, d.name) for d in second.inputs] == [(namespace, name)]
+    assert "Planted9xyz" not in first.sql + second.sql

@@ -194,7 +194,8 @@ def test_scrub_is_linear_on_hostile_input():
     from airflow_lineage_provider.lineage.redact import scrub
 
     for text in ("'" * 20000, "`" * 20000, "a.b-" * 20000, "a:/" * 20000, "password '" + "\\'" * 20000,
-                 "/* " + "`a" * 20000, "'a' = " * 20000):
+                 "/* " + "`a" * 20000, "'a' = " * 20000, " /?token=" * 20000, "`/" + "a&b" * 20000,
+                 "Authorization: " + "Basic " * 20000, "SET a.password=\n" * 20000):
         start = time.perf_counter()
         scrub(text)
         assert time.perf_counter() - start < 2, text[:20]
@@ -215,3 +216,145 @@ def test_user_names_are_masked_but_never_given_to_the_log_masker():
     text = "OPTIONS (user 'etl_loader', password 'Pw12345') jdbc:postgresql://h/db?user=etl_loader&password=Pw67890"
     assert "etl_loader" not in scrub(text)
     assert set(secrets_in(text)) == {"Pw12345", "Pw67890"}
+
+
+# -- issue 42: credentials that are not names ------------------------------------------------------------
+# Signatures, credentials and tokens of pre-signed URLs, Authorization headers under any option name, secret
+# keys of properties, SET values on the next line, and secrets inside a path's directories.
+NOT_NAMES = [
+    # pre-signed URLs: AWS, GCS, Azure SAS, OAuth tokens; in a backquoted path, a literal, free text
+    (f"SELECT * FROM parquet.`s3a://b/k.parquet?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential={PW}%2F20260101"
+     f"&X-Amz-Signature={PW}`", ["X-Amz-Algorithm=AWS4-HMAC-SHA256", "X-Amz-Credential=***", "X-Amz-Signature=***`"]),
+    (f"SELECT x FROM csv.`https://b.s3.amazonaws.com/k?X-Amz-Security-Token={PW}&X-Amz-Date=20260101T0`",
+     ["X-Amz-Security-Token=***&X-Amz-Date=20260101T0"]),
+    (f"https://storage.googleapis.com/b/o?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Credential=sa%40p%2F{PW}"
+     f"&X-Goog-Signature={PW}", ["X-Goog-Algorithm=GOOG4-RSA-SHA256", "X-Goog-Credential=***", "X-Goog-Signature=***"]),
+    (f"OPTIONS (path 'wasbs://c@acct.blob.core.windows.net/p?sv=2022-11-02&se=2026&sig={PW}')",
+     ["wasbs://c@acct.blob.core.windows.net/p?sv=2022-11-02&se=2026&sig=***'"]),
+    (f"https://api.example/v1/x?alt=media&access_token={PW}", ["alt=media&access_token=***"]),
+    (f"https://api.example/v1/x?token={PW}#top", ["?token=***#top"]),
+    (f"SELECT * FROM parquet.`https://acct.blob.core.windows.net/c/f?sv=2022&sig={PW}`;\nSELECT 1",
+     ["sig=***`;\nSELECT 1"]),  # the backquote closing the path stays
+    (f"https://h/k?X-Goog-Signature=ab/{PW}&x=1", ["X-Goog-Signature=***&x=1"]),  # a query value holds "/"
+    (f"OPTIONS ('X-Amz-Signature' '{PW}', path '/p')", ["'X-Amz-Signature' '***'", "path '/p'"]),
+    # Authorization: Basic/Bearer inside an OPTIONS value, under any option name, in JSON, on a --conf
+    (f"OPTIONS (url 'https://api/x', headers \"Authorization: Basic {PW}\")", ["url 'https://api/x'", "headers \""]),
+    (f"OPTIONS (authorization \"Bearer {PW}\", format 'json')", ['authorization "***"', "format 'json'"]),
+    (f"OPTIONS ('http.header.Authorization' = 'Basic {PW}')", ["'http.header.Authorization' = '***'"]),
+    (f"OPTIONS (headers '{{\"Accept\": \"json\", \"Authorization\": \"Basic {PW}\"}}')",
+     ['"Accept": "json"', '"Authorization": "***"']),
+    (f"OPTIONS (headers 'Accept: json\nAuthorization: Basic {PW}\nX-Trace: 1')", ["Accept: json", "X-Trace: 1",
+                                                                                "Authorization: Basic ***"]),
+    (f"spark-submit --conf spark.hadoop.fs.http.header.Authorization=Basic {PW} --name x",
+     ["Authorization=Basic ***", "--name x"]),
+    (f"curl -H 'Proxy-Authorization: Negotiate {PW}' https://h/x", ["'Proxy-Authorization: ***'", "https://h/x"]),
+    (f"Proxy-Authorization: Negotiate {PW}", ["Proxy-Authorization: Negotiate ***"]),
+    (f"Authorization: AWS4-HMAC-SHA256 Credential=AKIA{PW}/20260101/us-east-1/s3/aws4_request, "
+     f"SignedHeaders=host, Signature={PW}", ["SignedHeaders=host", "Signature=***"]),
+    # secret keys of OPTIONS, TBLPROPERTIES, SERDEPROPERTIES: password, secret, token, credential, sas, key
+    (f"CREATE TABLE t (a INT) TBLPROPERTIES ('aws.secret' = '{PW}', 'comment' = 'x')",
+     ["'aws.secret' = '***'", "'comment' = 'x'"]),
+    (f"ALTER TABLE t SET SERDEPROPERTIES ('serde.password' = '{PW}', 'field.delim' = ',')",
+     ["'serde.password' = '***'", "'field.delim' = ','"]),
+    (f"CREATE TABLE t (a INT) ROW FORMAT SERDE 's' WITH SERDEPROPERTIES ('credential'='{PW}') STORED AS TEXTFILE",
+     ["'credential'='***'", "STORED AS TEXTFILE"]),
+    (f"OPTIONS (key '{PW}', path '/p')", ["key '***'", "path '/p'"]),
+    (f"TBLPROPERTIES ('key' = '{PW}', 'owner' = 'etl')", ["'key' = '***'", "'owner' = 'etl'"]),
+    (f"OPTIONS (sas '{PW}', gcpCredentials \"{PW}\", 'api.token' = '{PW}')",
+     ["sas '***'", 'gcpCredentials "***"', "'api.token' = '***'"]),
+    (f"OPTIONS (cosmos.masterkey '{PW}', sharedKey '{PW}')", ["cosmos.masterkey '***'", "sharedKey '***'"]),
+    # SET: the value on the next line, quoted, over several lines (Spark reads it to the ";")
+    (f"SET spark.hadoop.fs.s3a.secret.key=\n  {PW};\nSELECT 1", ["SET spark.hadoop.fs.s3a.secret.key=\n  ***;",
+                                                                 "SELECT 1"]),
+    (f"SET spark.hadoop.fs.s3a.secret.key =\n'{PW}';\nSELECT 2", ["=\n'***';", "SELECT 2"]),
+    (f"SET spark.some.password=\n  \"{PW}\"\n;", ['=\n  "***"\n;']),
+    (f"SET spark.some.password = ab\n  {PW};\nSELECT 3", ["SET spark.some.password = ***\n;", "SELECT 3"]),
+    (f"SELECT 1;SET `spark.hadoop.fs.s3a.session.token`=\r\n{PW}", ["SELECT 1;SET `spark.hadoop.fs.s3a.session.token`="]),
+    # a secret in a path's directory: masked to that directory's end, the rest of the path kept
+    (f"INSERT OVERWRITE DIRECTORY '/data/out?x=1&password={PW}/ü' USING parquet SELECT 1",
+     ["'/data/out?x=1&password=***/ü'", "USING parquet SELECT 1"]),
+    (f"INSERT INTO t SELECT * FROM parquet.`/data/in&token={PW}/part=1`", ["/data/in&token=***/part=1`"]),
+    (f"CREATE TABLE t USING parquet LOCATION 'hdfs://nn:8020/d/access_token={PW}/dt=2026-01-01'",
+     ["hdfs://nn:8020/d/access_token=***/dt=2026-01-01'"]),
+    (f"CREATE TABLE t USING parquet LOCATION 'file:/data/password={PW}/ü'", ["'file:/data/password=***/ü'"]),
+    (f"INSERT OVERWRITE DIRECTORY '/data/out dir/x;sig={PW}/y' SELECT 1", ["'/data/out dir/x;sig=***/y'"]),
+    (f"WARN FileOutputCommitter: writing s3a://b/out?X-Amz-Signature={PW}/_temporary done",
+     ["s3a://b/out?X-Amz-Signature=***/_temporary done"]),
+]
+
+
+@pytest.mark.parametrize(("text", "kept"), NOT_NAMES, ids=[t[:48] for t, _ in NOT_NAMES])
+def test_credentials_that_are_not_names_are_masked_and_nothing_else(text, kept):
+    test_every_spelling_of_a_secret_is_masked_and_nothing_else(text, kept)
+
+
+@pytest.mark.parametrize("text", [
+    "s3a://b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-SignedHeaders=host&X-Amz-Date=20260101T000000Z",
+    "--conf spark.hadoop.fs.s3a.signing-algorithm=S3SignerType --conf signature_version=s3v4",
+    "SELECT * FROM kv WHERE key = 'k1' AND value = 'v'",
+    "SELECT '{\"key\": \"order-1\", \"n\": 2}' AS j",
+    "CREATE TABLE t USING parquet LOCATION '/warehouse/events/dt=2026-01-01/hour=3'",
+    "ERROR Authorization failed for user etl",
+    "INSERT INTO t SELECT * FROM parquet.`/data/secret_area/part=1`",
+])
+def test_what_merely_looks_like_a_credential_is_left_as_it_is(text):
+    test_what_is_no_secret_is_left_as_it_is(text)
+
+
+def test_a_value_no_credential_has_is_never_given_to_the_log_masker():
+    from airflow_lineage_provider.lineage.redact import scrub, secrets_in
+
+    text = "spark-submit --conf spark.hadoop.hadoop.security.authorization=true --conf spark.x.password=Pw3secret"
+    assert scrub(text) == ("spark-submit --conf spark.hadoop.hadoop.security.authorization=*** "
+                           "--conf spark.x.password=***")
+    assert secrets_in(text) == ["Pw3secret"]  # "true" would hide every "true" of the task log
+
+
+@pytest.mark.parametrize(("location", "clean"), [
+    (f"/data/out?x=1&password={PW}/ü", "/data/out?x=1&password=***/ü"),
+    (f"file:/data/out&token={PW}/part=1", "file:/data/out&token=***/part=1"),
+    (f"s3a://AKIA:{PW}@b/k?X-Amz-Signature={PW}/x", "s3a://b/k?X-Amz-Signature=***/x"),
+    (f"/data/out dir/password={PW}/sp ace", "/data/out dir/password=***/sp ace"),
+    (f"relative/token={PW}/x", "relative/token=***/x"),
+    (f"https://h/k?X-Goog-Signature={PW}/x&a=1", "https://h/k?X-Goog-Signature=***&a=1"),
+    ("/data/out/dt=2026-01-01", "/data/out/dt=2026-01-01"),
+])
+def test_a_location_keeps_each_directory_where_it_was_with_its_credential_masked(location, clean):
+    from airflow_lineage_provider.lineage.redact import scrub, scrub_location
+
+    assert scrub_location(location) == clean
+    assert scrub_location(clean) == clean
+    assert PW not in scrub(f"INSERT OVERWRITE DIRECTORY '{location}' SELECT 1")
+
+
+# The sample of the issue: the stock masker took "JARARGSECRET9" for a key and hid the flag after it.
+COMMANDS = [
+    (["spark-submit", "app.py", "JARARGSECRET9", "--db-password", PW], "app.py JARARGSECRET9 --db-password ***"),
+    (["spark-submit", "app.py", f"--password={PW}", "--out", "/o"], "app.py --password=*** --out /o"),
+    (["spark-submit", "app.py", "--token", PW, "--api-key", PW], "--token *** --api-key ***"),
+    (["spark-submit", "app.py", "--client-secret", f"a b {PW}", "--verbose"], "--client-secret *** --verbose"),
+    (["beeline", "-u", "jdbc:hive2://h:10000", "-n", "etl", "-p", PW], "-n etl -p ***"),
+    (["spark-submit", "app.py", "HivePassword", PW, "--mode", "secret", "/out"],
+     "HivePassword *** --mode secret /out"),
+    (["spark-submit", "--conf", f"spark.hadoop.fs.s3a.secret.key={PW}", "--conf", "spark.app.name=x", "app.py"],
+     "spark.hadoop.fs.s3a.secret.key=*** --conf spark.app.name=x app.py"),
+    (["spark-submit", "app.py", "--jdbc-url", f"jdbc:postgresql://h/db?user=etl&password={PW}"],
+     "--jdbc-url jdbc:postgresql://h/db?user=***&password=***"),
+    (["spark-submit", "app.py", f"s3a://b/k?X-Amz-Signature={PW}", "-Dx.password=" + PW],
+     "app.py s3a://b/k?X-Amz-Signature=*** -Dx.password=***"),
+    (["spark-submit", "driver.py", "--", f"/data/secrets/out&password={PW}/ü", "--db-password", PW],
+     "driver.py -- /data/secrets/out&password=***/ü --db-password ***"),  # "--" is no SQL comment here
+    (["spark-submit", "app.py", "--use-secret-manager", "--region", "eu", "--input", "/data/secret_area", "/o"],
+     "app.py --use-secret-manager --region eu --input /data/secret_area /o"),
+]
+
+
+@pytest.mark.parametrize(("args", "shown"), COMMANDS, ids=[" ".join(a[1:4]) for a, _ in COMMANDS])
+def test_a_command_hides_the_values_of_secret_flags_and_keeps_the_flags(args, shown):
+    from airflow_lineage_provider.lineage.redact import scrub_command, secrets_in_command
+
+    out = scrub_command(args)
+    assert PW not in out and shown in out, out
+    found = secrets_in_command(args)
+    assert all(any(PW in v for v in found) for a in args if PW in a), found
+    assert not any(v in ("secret", "/out", "eu", "/o") for v in found)

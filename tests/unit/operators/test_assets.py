@@ -181,3 +181,19 @@ def test_a_check_that_breaks_costs_the_assets_a_warning_never_the_task(monkeypat
     task = type("Task", (), {"dag_id": "d", "task_id": "t", "outlets": []})()
     assert assets.publish(task, {"outlet_events": OutletEventAccessors()}, report) == []
     assert "the providers manager broke" in caplog.text
+
+
+def test_a_path_holding_a_credential_is_one_asset_named_as_its_dataset_never_cut():
+    """Issue 42: the dataset's name masks the secret in its directory; the asset URI is that very name, encoded,
+    not a shorter one naming another directory; a URI still holding a credential is left out, saying so masked."""
+    from airflow_lineage_provider.lineage.naming import from_location
+
+    target = from_location("/data/out?x=1&password=Planted9xyz/ü", mode="overwrite")
+    assert (target.namespace, target.name) == ("file", "/data/out?x=1&password=***/ü")
+    raw = Dataset(namespace="file", name="/data/in&token=Planted8xyz/part=1")  # named by no naming of ours
+    lineage = LineageReport(statements=(StatementLineage(
+        index=0, sql="", method="plan", confidence=1.0, target=target, inputs=(raw,),
+        columns=(("a", (ColumnInput(table="t", field="a"),)),)),))
+    assert assets.written(lineage) == {"file:///data/out%3Fx=1&password=***/%C3%BC": {"inputs": [], "columns": ["a"]}}
+    [warning] = assets.refused(lineage)
+    assert "Planted8xyz" not in warning and "token=***/part=1" in warning and "credential" in warning
