@@ -27,7 +27,7 @@ SHARED_FIXTURES = {"corpus_plans": SHARED_RUNS, "rowlevel_plans": SHARED_RUNS, "
 HEAVY_FIRST = ("test_faults.py", SHARED_RUNS, "test_spark_connect.py", "test_spark_versions.py", DEMO_RUNS,
                "test_stock_operators.py", "test_cli.py", "test_cluster.py", "test_odd_paths.py", "test_differential.py",
                "test_pyspark_range.py", "test_pyspark_app.py", "test_hidden_writes.py",
-               "test_trace.py", "test_jdbc.py", "test_jvm_app.py", "test_packaging.py")
+               "test_connect_soak.py", "test_trace.py", "test_jdbc.py", "test_jvm_app.py", "test_packaging.py")
 
 
 INTEGRATION = "tests/integration/"  # the modules named above are there

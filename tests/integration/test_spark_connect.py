@@ -740,3 +740,29 @@ def test_the_pyspark_tasks_writes_keep_their_spark_sql_texts_on_connect_and_clas
     inserts = [q for q in demo.TABLES if q.startswith("INSERT")]
     for doc in (run.xcom["build_users"], classic):
         assert [s["sql"] for s in doc["statements"] if s["target"]] == [*inserts, *demo.SEED, ""]  # the DataFrame's: ""
+
+
+def test_refused_keys_cost_the_servers_log_a_bounded_few_short_lines(server):
+    """Last in the module (it spends the server's allowance of such lines): keys of a megabyte and a flood of
+    refused ones leave short lines, one a key, and at most a hundred in the server's life."""
+    from airflow_lineage_provider.hooks.jvm_listener import KEY_CONF
+
+    url, _, log = server
+    before = log.stat().st_size
+    spark = session(url)
+    try:
+        for n in range(3):
+            spark.sql(f"SET {KEY_CONF}=../{n}{'k' * (1 << 20)}")
+            spark.sql("SELECT 1").collect()  # the same refused key again: not said again
+        for n in range(150):
+            spark.sql(f"SET {KEY_CONF}=../flood{n}")
+    finally:
+        spark.stop()
+    with open(log, "rb") as f:
+        f.seek(before)
+        ours = [line for line in f.read().decode(errors="replace").splitlines() if "[airflow-lineage]" in line]
+    assert ours[0].startswith(f"[airflow-lineage] warning: a Spark Connect client's key {KEY_CONF}=../0kkkk")
+    assert ours[0].count("k") < 120 and "(1048580 characters)" in ours[0]
+    assert max(len(line) for line in ours) < 400
+    assert ours[-1] == "[airflow-lineage] warning: further refused Spark Connect keys and sessions are not logged"
+    assert len(ours) <= 101 and sum("../1kkk" in line for line in ours) == 1

@@ -81,15 +81,39 @@ abstract class DumpFiles {
         Local(String location, String secret) throws IOException {
             super(secret);
             dir = Paths.get(location);
-            Files.createDirectories(dir);
+            made();
+        }
+
+        /** The directory, made again when a reader removed an empty parent of it meanwhile (a worker that
+         * read another key under the same prefix removes the directories that key leaves empty). */
+        private void made() throws IOException {
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    Files.createDirectories(dir);
+                    return;
+                } catch (java.nio.file.NoSuchFileException e) {
+                    if (attempt == 5) {
+                        throw e;
+                    }
+                }
+            }
         }
 
         @Override
         synchronized void record(String line) throws IOException {
-            // NOFOLLOW_LINKS: a link planted in the base is never written through.
-            try (OutputStream out = Files.newOutputStream(dir.resolve(PLANS), StandardOpenOption.CREATE,
-                    StandardOpenOption.APPEND, LinkOption.NOFOLLOW_LINKS)) {
-                out.write(sealed(line + "\n"));
+            byte[] bytes = sealed(line + "\n");
+            for (int attempt = 1; ; attempt++) {
+                // NOFOLLOW_LINKS: a link planted in the base is never written through.
+                try (OutputStream out = Files.newOutputStream(dir.resolve(PLANS), StandardOpenOption.CREATE,
+                        StandardOpenOption.APPEND, LinkOption.NOFOLLOW_LINKS)) {
+                    out.write(bytes);
+                    return;
+                } catch (java.nio.file.NoSuchFileException e) {
+                    if (attempt == 5) {
+                        throw e;
+                    }
+                    made();
+                }
             }
         }
 
@@ -104,6 +128,7 @@ abstract class DumpFiles {
         }
 
         private void move(byte[] bytes, String name) throws IOException {
+            made();  // a barrier with no write before it: the directory is made here
             Path tmp = dir.resolve(name + ".tmp");
             Files.deleteIfExists(tmp);
             Files.write(tmp, bytes, StandardOpenOption.CREATE_NEW);

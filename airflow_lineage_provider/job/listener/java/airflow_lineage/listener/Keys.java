@@ -52,6 +52,7 @@ final class Keys {
     /** Lines the server's log gets about refused keys and sessions: a client cannot flood it. */
     private static final int MAX_LOG_LINES = 100;
     private static final int SHOWN_KEY_CHARS = 80;
+    private static final int REFUSALS_REMEMBERED = 1024;
     private static final Map<String, Keys> BY_BASE = new ConcurrentHashMap<>();
 
     private final String base;
@@ -70,6 +71,7 @@ final class Keys {
     private final Map<Object, String> sessions = new WeakHashMap<>();
     private final LinkedHashMap<String, Ended> ended;
     private int logLines;
+    private final java.util.Set<Integer> refusedKeys = new java.util.HashSet<>();  // hashes: a key may be 1 MB
     private volatile boolean watching;
     private final ScheduledExecutorService sweeper;
 
@@ -156,6 +158,9 @@ final class Keys {
             return;
         }
         if (!known.isSafeKey(key)) {
+            if (!firstRefusal(key)) {
+                return;
+            }
             say("a Spark Connect client's key " + keyConf + "=" + shown(key) + " is refused (only letters, digits, "
                     + "_.+=- parts joined by /, none starting with a dot): its writes are not captured");
             return;
@@ -312,6 +317,14 @@ final class Keys {
             return printable;
         }
         return printable.substring(0, SHOWN_KEY_CHARS) + "... (" + key.length() + " characters)";
+    }
+
+    /** Whether {@code key} is refused for the first time (as far as a bounded memory of them goes). */
+    private synchronized boolean firstRefusal(String key) {
+        if (refusedKeys.size() >= REFUSALS_REMEMBERED) {
+            refusedKeys.clear();
+        }
+        return refusedKeys.add(key.hashCode());
     }
 
     /** One line on the server's stderr, at most {@code MAX_LOG_LINES} in the server's life. */
