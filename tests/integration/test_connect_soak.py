@@ -21,15 +21,7 @@ import pytest
 
 from airflow_lineage_provider.hooks import spark_connect
 from airflow_lineage_provider.hooks.jvm_listener import IDLE_TIMEOUT_CONF, KEY_CONF, MAX_KEYS_CONF
-from tests.integration.test_spark_connect import (
-    _connect_ready,
-    document,
-    session,
-    start_server,
-    stop_server,
-    target_of,
-    until,
-)
+from tests.integration.test_spark_connect import document, serving, session, target_of, until
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -45,14 +37,8 @@ SLACK = 40  # threads and files a JVM opens or ends on its own between two looks
 @pytest.fixture(scope="module")
 def soak_server(tmp_path_factory):
     """(the server's JVM process, sc:// URL, base, log): the admin's bounds set small."""
-    why = _connect_ready()
-    if why:
-        pytest.skip(why)
-    proc, url, base, log = start_server(tmp_path_factory.mktemp("connect-soak"), conf=SOAK_CONF)
-    try:
+    with serving(tmp_path_factory.mktemp("connect-soak"), conf=SOAK_CONF) as (proc, url, base, log):
         yield jvm_of(proc.pid), url, base, log
-    finally:
-        stop_server(proc)
 
 
 def jvm_of(pid: int) -> psutil.Process:

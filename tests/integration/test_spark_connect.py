@@ -17,8 +17,10 @@ import shlex
 import subprocess
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -94,17 +96,25 @@ def stop_server(proc: subprocess.Popen) -> None:
         proc.kill()
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """(sc:// URL, base dump directory, the server's log file): one server for the module."""
+@contextmanager
+def serving(tmp: Path, **how) -> Iterator[tuple[subprocess.Popen, str, Path, Path]]:
+    """``start_server(tmp, **how)`` for the block, stopped after it; the test is skipped where no Connect
+    server or client can run."""
     why = _connect_ready()
     if why:
         pytest.skip(why)
-    proc, url, base, log = start_server(tmp_path_factory.mktemp("connect"))
+    proc, url, base, log = start_server(tmp, **how)
     try:
-        yield url, base, log
+        yield proc, url, base, log
     finally:
         stop_server(proc)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """(sc:// URL, base dump directory, the server's log file): one server for the module."""
+    with serving(tmp_path_factory.mktemp("connect")) as (_, url, base, log):
+        yield url, base, log
 
 
 def _wait_until_serving(url: str, proc: subprocess.Popen, log: Path) -> None:
@@ -464,14 +474,8 @@ def test_two_tasks_at_once_on_one_server_each_report_their_own_and_a_retry_its_o
 @pytest.fixture(scope="module")
 def plain_server(tmp_path_factory):
     """A Connect server without the listener: (sc:// URL, base it would have used)."""
-    why = _connect_ready()
-    if why:
-        pytest.skip(why)
-    proc, url, base, _ = start_server(tmp_path_factory.mktemp("connect-plain"), listener=False)
-    try:
+    with serving(tmp_path_factory.mktemp("connect-plain"), listener=False) as (_, url, base, _log):
         yield url, base
-    finally:
-        stop_server(proc)
 
 
 @pytest.mark.airflow

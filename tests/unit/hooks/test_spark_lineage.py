@@ -262,6 +262,16 @@ def test_the_listener_set_in_spark_defaults_is_kept(monkeypatch, tmp_path):
     assert cmd[cmd.index("--jars") + 1].split(",")[0] == "/site/audit.jar"
 
 
+def _run_warned(monkeypatch, hook: SparkLineageHook, application: str) -> tuple[list[str], object, list[str]]:
+    """The one command ``hook`` submits for ``application``, its result, and the warnings it logged."""
+    commands = _submitted(monkeypatch, hook)
+    warned: list[str] = []
+    monkeypatch.setattr(hook.log, "warning", lambda msg, *args: warned.append(msg % args if args else msg))
+    result = hook.run_application(application)
+    [cmd] = commands
+    return cmd, result, warned
+
+
 def test_a_jar_whose_check_fails_runs_without_the_listener_saying_why_once(monkeypatch, tmp_path):
     from airflow_lineage_provider.hooks import jvm_listener
 
@@ -270,11 +280,7 @@ def test_a_jar_whose_check_fails_runs_without_the_listener_saying_why_once(monke
     monkeypatch.setattr(jvm_listener, "JAR", broken)
     monkeypatch.setenv("AIRFLOW_LINEAGE_LOCAL_DIR", str(tmp_path / "local"))
     hook = SparkLineageHook(conn_id=None, java_class="com.example.Etl", jars="/jobs/dep.jar")
-    commands = _submitted(monkeypatch, hook)
-    warned: list[str] = []
-    monkeypatch.setattr(hook.log, "warning", lambda msg, *args: warned.append(msg % args if args else msg))
-    result = hook.run_application("/jobs/etl.jar")
-    [cmd] = commands
+    cmd, result, warned = _run_warned(monkeypatch, hook, "/jobs/etl.jar")
     assert cmd[cmd.index("--jars") + 1] == "/jobs/dep.jar"
     assert not any(k.startswith(("spark.sql.queryExecutionListeners", "spark.sql.streaming.streamingQueryListeners",
                                  "spark.airflow.")) for k in _conf(cmd))
@@ -295,11 +301,7 @@ def test_a_job_whose_class_path_holds_an_old_listener_copy_runs_without_it_sayin
     monkeypatch.setenv("AIRFLOW_LINEAGE_LOCAL_DIR", str(tmp_path / "local"))
     hook = SparkLineageHook(conn_id=None, java_class="com.example.Etl", jars="/jobs/dep.jar",
                             driver_class_path=f"{tmp_path}/libs/*")
-    commands = _submitted(monkeypatch, hook)
-    warned: list[str] = []
-    monkeypatch.setattr(hook.log, "warning", lambda msg, *args: warned.append(msg % args if args else msg))
-    result = hook.run_application("/jobs/etl.jar")
-    [cmd] = commands
+    cmd, result, warned = _run_warned(monkeypatch, hook, "/jobs/etl.jar")
     assert cmd[cmd.index("--jars") + 1] == "/jobs/dep.jar"
     assert cmd[cmd.index("--driver-class-path") + 1] == f"{tmp_path}/libs/*"
     assert "airflow_lineage" not in " ".join(cmd)
