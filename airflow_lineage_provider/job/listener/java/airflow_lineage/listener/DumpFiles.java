@@ -119,6 +119,10 @@ abstract class DumpFiles {
 
         @Override
         synchronized void finish(String result) throws IOException {
+            made();
+            // A dump with no write still has its (empty) plans.jsonl: "no records", not "no dump".
+            Files.newOutputStream(dir.resolve(PLANS), StandardOpenOption.CREATE, StandardOpenOption.APPEND,
+                    LinkOption.NOFOLLOW_LINKS).close();
             byte[] bytes = sealed(result);
             String seal = seal();
             if (seal != null) {
@@ -128,7 +132,6 @@ abstract class DumpFiles {
         }
 
         private void move(byte[] bytes, String name) throws IOException {
-            made();  // a barrier with no write before it: the directory is made here
             Path tmp = dir.resolve(name + ".tmp");
             Files.deleteIfExists(tmp);
             Files.write(tmp, bytes, StandardOpenOption.CREATE_NEW);
