@@ -21,7 +21,14 @@ import pytest
 
 from airflow_lineage_provider.hooks import spark_connect
 from airflow_lineage_provider.hooks.jvm_listener import IDLE_TIMEOUT_CONF, KEY_CONF, MAX_KEYS_CONF
-from tests.integration.test_spark_connect import document, serving, session, target_of, until
+from tests.integration.test_spark_connect import (
+    _classic_env_restored,  # noqa: F401 - autouse: env put back
+    document,
+    serving,
+    session,
+    target_of,
+    until,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
