@@ -21,7 +21,6 @@ import os
 import re
 import secrets
 import shutil
-import tempfile
 import threading
 import time
 import uuid
@@ -36,7 +35,7 @@ from airflow_lineage_provider.hooks.jvm_listener import (
     LISTENERS_CONF,
     SECRET_CONF,
 )
-from airflow_lineage_provider.job.dump import PLANS, RESULT, JobResult, read_dump
+from airflow_lineage_provider.job.dump import PLANS, RESULT, JobResult, read_records
 
 log = logging.getLogger(__name__)
 
@@ -197,7 +196,8 @@ def _sealed(local: str, secret: str | None, token: str) -> tuple[JobResult | Non
 
     plans, result, seal = raw(PLANS), raw(RESULT), raw(SEAL)
     try:
-        answered = json.loads(result).get("barrier") == token
+        outcome = json.loads(result)
+        answered = outcome.get("barrier") == token
     except (ValueError, AttributeError):
         return None, ""  # torn, or not the server's: its own result replaces it
     if not answered:
@@ -207,15 +207,8 @@ def _sealed(local: str, secret: str | None, token: str) -> tuple[JobResult | Non
         if not hmac.compare_digest(expected, seal.strip()):
             return None, ("the lineage files of key {key} do not carry the Spark Connect server's seal: something "
                           "other than the server wrote or changed them, so they are refused")
-    copy = tempfile.mkdtemp(prefix="airflow-lineage-connect-")
-    try:
-        for name, data in ((PLANS, plans), (RESULT, result)):
-            if data:
-                with open(os.path.join(copy, name), "wb") as f:
-                    f.write(data)
-        return read_dump(copy), ""
-    finally:
-        shutil.rmtree(copy, ignore_errors=True)
+    records, warnings = read_records(plans.decode("utf-8", errors="replace").splitlines())
+    return JobResult.read(outcome, records, warnings), ""
 
 
 def forget(base: str, key: str) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from airflow_lineage_provider.lineage.plan.record import release_warning
 
@@ -112,6 +112,21 @@ class DumpWriter:
         os.replace(tmp, os.path.join(self.directory, RESULT))
 
 
+def read_records(lines: Iterable[str],
+                 loads: Callable[[str], Any] = json.loads) -> tuple[list[dict[str, Any]], list[str]]:
+    """The records of ``plans.jsonl``'s ``lines``, and a warning for each line that is no JSON."""
+    records: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            records.append(loads(line))
+        except ValueError as e:  # json's and orjson's decode errors are both ValueErrors
+            warnings.append(f"plan dump line {n} unreadable: {e}")
+    return records, warnings
+
+
 def read_dump(directory: str, loads: Callable[[str], Any] = json.loads) -> JobResult:
     """Read a dump back. A missing or torn file gives warnings, never an exception. ``loads``: the
     JSON parser of the reader (the hook passes a faster one than this module may import)."""
@@ -120,13 +135,7 @@ def read_dump(directory: str, loads: Callable[[str], Any] = json.loads) -> JobRe
     plans = os.path.join(directory, PLANS)
     if os.path.exists(plans):
         with open(plans, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    records.append(loads(line))
-                except ValueError as e:  # json's and orjson's decode errors are both ValueErrors
-                    warnings.append(f"plan dump line {n} unreadable: {e}")
+            records, warnings = read_records(f, loads)
     else:
         warnings.append(f"no plan dump at {plans}")
     path = os.path.join(directory, RESULT)
