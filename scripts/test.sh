@@ -27,5 +27,8 @@ if [ ! -d "$UI_DIR/node_modules" ] && command -v npm >/dev/null 2>&1; then
 fi
 # The linter first (pyproject.toml [tool.ruff]): a style error fails the run before any test starts.
 "$VENV/bin/ruff" check --quiet "$ROOT"
-# Two workers, the machine's two cores (tests/workers.py: which tests go together); `-n 0` runs in one process.
-exec "$VENV/bin/python" -m pytest -p no:cacheprovider -n "${AIRFLOW_LINEAGE_TEST_WORKERS:-2}" "$@"
+# One worker more than the machine's cores: the tests also wait (servers starting, schedulers' loops, expiries) and a
+# third worker on two cores fills those waits (docs/testing.md; tests/workers.py: which tests go together).
+# `-n 0` runs in one process.
+workers="${AIRFLOW_LINEAGE_TEST_WORKERS:-$(( $(nproc 2>/dev/null || echo 2) + 1 ))}"
+exec "$VENV/bin/python" -m pytest -p no:cacheprovider -n "$workers" "$@"
