@@ -24,10 +24,10 @@ GROUPS = {
 # The session fixtures each group's modules share: read from a module of another group, they would be made again.
 SHARED_FIXTURES = {"corpus_plans": SHARED_RUNS, "rowlevel_plans": SHARED_RUNS, "tpcds_records": SHARED_RUNS,
                    "jvm_corpus": SHARED_RUNS, "demo_file_run": DEMO_RUNS}
-HEAVY_FIRST = ("test_faults.py", SHARED_RUNS, "test_spark_connect.py", "test_spark_versions.py", DEMO_RUNS,
-               "test_stock_operators.py", "test_cli.py", "test_cluster.py", "test_odd_paths.py", "test_differential.py",
-               "test_pyspark_range.py", "test_pyspark_app.py", "test_hidden_writes.py",
-               "test_connect_soak.py", "test_trace.py", "test_jdbc.py", "test_jvm_app.py", "test_packaging.py")
+HEAVY_FIRST = (SHARED_RUNS, "test_spark_connect.py", "test_faults.py", "test_stock_operators.py", DEMO_RUNS,
+               "test_spark_versions.py", "test_connect_soak.py", "test_cli.py", "test_differential.py",
+               "test_odd_paths.py", "test_pyspark_range.py", "test_cluster.py", "test_pyspark_app.py", "test_trace.py",
+               "test_jdbc.py", "test_jvm_app.py", "test_hidden_writes.py", "test_packaging.py")
 
 
 INTEGRATION = "tests/integration/"  # the modules named above are there

@@ -495,6 +495,15 @@ def _mask(values: Any) -> None:
             mask_secret(value)
 
 
+def mask_task_secrets(*, sql: str | None = None, conf: dict[str, Any] | None = None, command: Any = ()) -> None:
+    """The credentials a task's fields hold (its SQL, its Spark conf, a command line's arguments), for Airflow's
+    masker: its logs, and the rendered fields it keeps (the UI's Rendered Template)."""
+    if isinstance(sql, str):
+        _mask(secrets_in(sql))
+    confs = [a for k, v in (conf or {}).items() for a in ("--conf", f"{k}={v}")]
+    _mask(secrets_in_command([*confs, *(str(a) for a in command or ())]))
+
+
 def mask_sql_secrets(sql: str | None) -> None:
     """The credentials a script holds (JDBC passwords in URLs and OPTIONS), for Airflow's masker."""
     _mask(secrets_in(sql))

@@ -119,6 +119,22 @@ class _SparkLineageOperator(ReportsLineage, BaseOperator):
             self._reporter = LineageReporter(sql=self._sql(), static=self._task_sql())
         return self._reporter
 
+    def render_template_fields(self, context: Context, jinja_env: Any = None) -> None:
+        super().render_template_fields(context, jinja_env)
+        # Airflow keeps the rendered fields (the UI's Rendered Template) as soon as they are rendered: the
+        # credentials they hold go to its masker first.
+        from airflow_lineage_provider.hooks.spark_lineage import mask_task_secrets
+
+        try:
+            mask_task_secrets(sql=self._sql(), conf=self.conf if isinstance(self.conf, dict) else None,
+                              command=self._arguments())
+        except Exception as e:  # noqa: BLE001 - lineage never changes the task's outcome
+            self.log.warning("Column lineage could not read this task's fields for credentials: %s", type(e).__name__)
+
+    def _arguments(self) -> list[Any]:
+        """The job's command-line arguments, when it has them."""
+        return []
+
     def execute(self, context: Context) -> Any:
         injected = openlineage_spark_conf(self.conf, context, parent_job=self.openlineage_inject_parent_job_info,
                                           transport=self.openlineage_inject_transport_info)
@@ -267,3 +283,6 @@ class SparkSubmitLineageOperator(_SparkLineageOperator):
 
     def _run_job(self) -> JobResult:
         return self.hook.run_application(self.application, self.application_args)
+
+    def _arguments(self) -> list[Any]:
+        return [self.application or "", *(self.application_args or ())]

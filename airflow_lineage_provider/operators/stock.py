@@ -41,6 +41,9 @@ class _StockLineage(ReportsLineage):
     __slots__ = ()  # no instance layout of its own: the running task's class can be swapped
 
     _stock_class: Any = None  # the stock operator class: the untouched run is its execute()
+    # Airflow stored the rendered fields (the UI's Rendered Template) before the task was adopted: sent again when
+    # it ends, through Airflow's masker, which then knows the credentials execute() registered.
+    overwrite_rtif_after_execution = True
     # Set on the running task (its __dict__: the swapped class adds no slots): the reporter, built
     # once, and our hook once the job runs under the capture (on_kill stops it).
     _column_lineage_reporter: LineageReporter | None = None
@@ -71,8 +74,15 @@ class _StockLineage(ReportsLineage):
             reporter = self._column_lineage_reporter = self._make_reporter()
         return reporter
 
+    def _register_secrets(self) -> None:
+        """Give Airflow's masker the credentials this task's fields hold (logs, the rendered fields it keeps)."""
+
     def execute(self, context: Any) -> Any:
         hook, why = None, ""
+        try:
+            self._register_secrets()
+        except Exception as e:  # noqa: BLE001 - lineage never changes the task's outcome
+            self.log.warning("Column lineage could not read this task's fields for credentials: %s", type(e).__name__)
         try:
             reporter = self.lineage_reporter
             hook, why = self._capture_hook()
@@ -120,6 +130,12 @@ class _StockSparkSubmit(_StockLineage):
     def _make_reporter(self) -> LineageReporter:
         return LineageReporter()  # an application: no SQL text, no static lineage
 
+    def _register_secrets(self) -> None:
+        from airflow_lineage_provider.hooks.spark_lineage import mask_task_secrets
+
+        mask_task_secrets(conf=self.conf if isinstance(self.conf, dict) else None,
+                          command=[self.application or "", *(self.application_args or ())])
+
     def _capture_hook(self) -> tuple[SparkLineageHook | None, str]:
         from airflow_lineage_provider.hooks import jvm_listener, spark_provider
         from airflow_lineage_provider.hooks.spark_lineage import SparkJobError, SparkLineageHook
@@ -162,6 +178,11 @@ class _StockSparkSql(_StockLineage):
             with open(sql, encoding="utf-8") as f:
                 return f.read()
         return self.sql or ""
+
+    def _register_secrets(self) -> None:
+        from airflow_lineage_provider.hooks.spark_lineage import mask_task_secrets
+
+        mask_task_secrets(sql=self._sql_text(), conf=spark_sql_conf(self.conf))
 
     def _make_reporter(self) -> LineageReporter:
         from airflow_lineage_provider.lineage.sql.static import TaskSql, default_cache_path
@@ -251,7 +272,7 @@ def spark_sql_conf(spark_conf: dict[str, Any] | str | None) -> dict[str, str]:
 
 _CLASSES: dict[type, type] = {}
 _OVERRIDDEN = ("execute", "on_kill", "get_openlineage_facets_on_start", "get_openlineage_facets_on_complete",
-               "get_openlineage_facets_on_failure")
+               "get_openlineage_facets_on_failure", "overwrite_rtif_after_execution")
 
 
 def _stock_classes() -> dict[type, type[_StockLineage]]:

@@ -85,3 +85,12 @@ with DAG(dag_id="lineage_secrets_stock_args", schedule=None,
                                  "squares.py"),
         application_args=STOCK_ARGS,
     )
+    from airflow.providers.apache.spark.operators.spark_sql import SparkSqlOperator
+
+    # The stock SQL operator's SQL and conf (the UI's Rendered Template keeps both).
+    SparkSqlOperator(
+        task_id="secret_in_stock_sql", conn_id="spark_local", retries=0,
+        conf={"spark.hadoop.fs.s3a.secret.key": PLANTED},
+        sql=(f"SET spark.some.password = {PLANTED};\n"
+             f"INSERT OVERWRITE DIRECTORY '{OUT}_stock_sql' USING parquet SELECT 1 AS a -- token: {PLANTED}\n;\n"),
+    )

@@ -28,6 +28,9 @@ def run_secret_dag(dag_name: str, tmp_path: Path, capfd, transport: dict | None 
     module = load_dag_module(DAGS / "lineage_test_secrets.py")
     dag = getattr(module, dag_name)
     capfd.readouterr()
+    from airflow.sdk._shared.secrets_masker import reset_secrets_masker
+
+    reset_secrets_masker()  # what the run masks, its own task registered: not an earlier test in this process
     with openlineage_enabled(transport or {"type": "file", "log_file_path": str(log), "append": True}):
         run = dag.test()
     out = capfd.readouterr()
@@ -102,7 +105,9 @@ def test_a_successful_run_shows_no_secret_anywhere(airflow_db, tmp_path, capfd, 
             assert kept in query, (kept, query)
     answers = api_answers("lineage_secrets_ok", run.run_id, "secret_in_sql", monkeypatch)
     assert "password=***" in answers[0]  # the API does show the (scrubbed) SQL
-    assert_no_secret(printed, events, docs, *answers, *cli_answers(run, capfd))
+    rendered = rendered_fields("lineage_secrets_ok", run.run_id, "secret_in_sql")
+    assert "secret_src" in rendered["sql"], rendered  # the UI's Rendered Template shows the SQL, masked
+    assert_no_secret(printed, events, docs, *answers, *cli_answers(run, capfd), rendered)
 
 
 def cli_answers(run, capfd) -> list[str]:
@@ -136,7 +141,9 @@ def test_a_parse_error_shows_no_secret_in_the_log_the_error_or_the_fail_event(ai
     error = fail["run"]["facets"]["errorMessage"]
     assert "PARSE_SYNTAX_ERROR" in error["message"]
     assert docs == {}
-    assert_no_secret(printed, events)
+    rendered = rendered_fields("lineage_secrets_parse_error", run.run_id, "secret_in_bad_sql")
+    assert "USING org.apache.spark.sql.jdbc" in rendered["sql"], rendered
+    assert_no_secret(printed, events, rendered)
 
 
 @pytest.mark.slow
@@ -150,7 +157,9 @@ def test_a_run_error_shows_no_secret_in_the_log_the_error_or_the_fail_event(airf
     [fail] = [e for e in events if e["eventType"] == "FAIL" and e["job"]["name"].endswith(".secret_in_failing_sql")]
     assert "UNRESOLVED_COLUMN" in fail["run"]["facets"]["errorMessage"]["message"]
     assert docs == {}
-    assert_no_secret(printed, events)
+    rendered = rendered_fields("lineage_secrets_run_error", run.run_id, "secret_in_failing_sql")
+    assert "SELECT" in rendered["sql"].upper(), rendered
+    assert_no_secret(printed, events, rendered)
 
 
 def run_fault_dag(name: str, capfd) -> tuple[object, str, dict]:
@@ -940,7 +949,7 @@ def test_a_stock_submit_hides_each_secret_flags_value_and_names_a_secret_path_on
     assert run.state == "success"
     assert sorted(tuple(r) for r in spark.read.parquet(STOCK_PATH).collect()) == \
         [(0, 0), (1, 1), (2, 4), (3, 9)]  # written where the path says (its "?" a glob matching itself)
-    [command] = [line for line in printed.splitlines() if "Spark-Submit cmd:" in line]
+    [command] = [line for line in printed.splitlines() if "Spark-Submit cmd:" in line and "squares.py" in line]
     assert "JARARGSECRET9 --db-password *** --password=*** --token ***" in command, command
     assert "spark.hadoop.fs.s3a.secret.key=******" in command
     name = STOCK_PATH.replace(PLANTED, "***")
@@ -949,6 +958,25 @@ def test_a_stock_submit_hides_each_secret_flags_value_and_names_a_secret_path_on
     [complete] = [e for e in events if e["eventType"] == "COMPLETE" and e["job"]["name"].endswith(".secret_in_args")]
     assert [(o["namespace"], o["name"]) for o in complete["outputs"]] == [("file", name)]
     assets = asset_events("lineage_secrets_stock_args", run.run_id)
-    assert list(assets) == [("secret_in_args", "file://" + quote(name, safe="/!$&'()*+,;=:@"))]
+    assert [a for a in assets if a[0] == "secret_in_args"] == [("secret_in_args", "file://" + quote(name, safe="/!$&'()*+,;=:@"))]
     answers = api_answers("lineage_secrets_stock_args", run.run_id, "secret_in_args", monkeypatch)
-    assert_no_secret(printed, events, docs, list(assets.items()), *answers)
+    rendered = rendered_fields("lineage_secrets_stock_args", run.run_id, "secret_in_args")
+    assert "--db-password" in json.dumps(rendered["application_args"]), rendered  # the UI's Rendered Template
+    assert "spark.hadoop.fs.s3a.secret.key" in json.dumps(rendered["conf"]), rendered
+    sql = rendered_fields("lineage_secrets_stock_args", run.run_id, "secret_in_stock_sql")
+    assert "SET spark.some.password" in sql["sql"], sql  # its only templated field
+    [written] = docs["secret_in_stock_sql"]["statements"]
+    assert written["target"]["name"] == f"{OUT}_stock_sql"
+    assert_no_secret(printed, events, docs, list(assets.items()), *answers, rendered, sql)
+
+
+def rendered_fields(dag_id: str, run_id: str, task_id: str) -> dict:
+    """What Airflow keeps of a task's rendered template fields (the UI's Rendered Template tab)."""
+    from airflow.models.renderedtifields import RenderedTaskInstanceFields
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        return session.scalars(select(RenderedTaskInstanceFields.rendered_fields).where(
+            RenderedTaskInstanceFields.dag_id == dag_id, RenderedTaskInstanceFields.run_id == run_id,
+            RenderedTaskInstanceFields.task_id == task_id)).one()
