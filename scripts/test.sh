@@ -25,6 +25,9 @@ if [ ! -d "$UI_DIR/node_modules" ] && command -v npm >/dev/null 2>&1; then
   (cd "$UI_DIR" && npm ci --no-audit --no-fund >/dev/null 2>&1) \
     || echo "test: npm ci failed in $UI_DIR; the page's node tests will be skipped" >&2
 fi
+# The project's own modules (an editable install) and the tests are compiled once and kept in __pycache__ (ignored by
+# git), not again in each of the suite's processes, even where PYTHONDONTWRITEBYTECODE is set.
+unset PYTHONDONTWRITEBYTECODE
 # The linter first (pyproject.toml [tool.ruff]): a style error fails the run before any test starts.
 "$VENV/bin/ruff" check --quiet "$ROOT"
 # One worker more than the machine's cores: the tests also wait (servers starting, schedulers' loops, expiries) and a
