@@ -8,7 +8,7 @@ source "$(dirname "$0")/env.sh"
 cd "$ROOT"
 # The tests' JVMs start from a class-data archive of Spark's classes (tests/jvm.py), made once per clone in about 40 s:
 # begun here, beside the steps before the first test (the tests wait for it; a failure leaves it to them).
-(cd "$ROOT" && "$VENV/bin/python" -c "from tests.jvm import jvm_options; jvm_options()" >/dev/null 2>&1 &)
+("$VENV/bin/python" -c "from tests.jvm import jvm_options; jvm_options()" >/dev/null 2>&1 &)
 # The UI tests drive Debian's Chromium through Playwright (no browser download): install it once.
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

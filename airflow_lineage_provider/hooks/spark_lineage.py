@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import shutil
@@ -203,7 +204,7 @@ class SparkLineageHook(SubmitHookAdapter):
 
         Raises ``SparkJobError`` with Spark's message when a statement fails.
         """
-        mask_sql_secrets(sql)
+        mask_task_secrets(sql=sql)
         def prepare(dump: str) -> Launch:
             dump_location.write_file(dump, SCRIPT, sql)
             return Launch(command.arguments(dump, dry_run=dry_run, keep_going=keep_going))
@@ -497,13 +498,12 @@ def _mask(values: Any) -> None:
 
 def mask_task_secrets(*, sql: str | None = None, conf: dict[str, Any] | None = None, command: Any = ()) -> None:
     """The credentials a task's fields hold (its SQL, its Spark conf, a command line's arguments), for Airflow's
-    masker: its logs, and the rendered fields it keeps (the UI's Rendered Template)."""
-    if isinstance(sql, str):
-        _mask(secrets_in(sql))
-    confs = [a for k, v in (conf or {}).items() for a in ("--conf", f"{k}={v}")]
-    _mask(secrets_in_command([*confs, *(str(a) for a in command or ())]))
-
-
-def mask_sql_secrets(sql: str | None) -> None:
-    """The credentials a script holds (JDBC passwords in URLs and OPTIONS), for Airflow's masker."""
-    _mask(secrets_in(sql))
+    masker: its logs, and the rendered fields it keeps (the UI's Rendered Template). Best effort: never raises."""
+    try:
+        if isinstance(sql, str):
+            _mask(secrets_in(sql))
+        confs = [a for k, v in (conf or {}).items() for a in ("--conf", f"{k}={v}")]
+        _mask(secrets_in_command([*confs, *(str(a) for a in command or ())]))
+    except Exception as e:  # noqa: BLE001 - lineage never changes the task's outcome
+        logging.getLogger(__name__).warning("Column lineage could not read the task's fields for credentials: %s",
+                                            type(e).__name__)

@@ -125,11 +125,8 @@ class _SparkLineageOperator(ReportsLineage, BaseOperator):
         # credentials they hold go to its masker first.
         from airflow_lineage_provider.hooks.spark_lineage import mask_task_secrets
 
-        try:
-            mask_task_secrets(sql=self._sql(), conf=self.conf if isinstance(self.conf, dict) else None,
-                              command=self._arguments())
-        except Exception as e:  # noqa: BLE001 - lineage never changes the task's outcome
-            self.log.warning("Column lineage could not read this task's fields for credentials: %s", type(e).__name__)
+        mask_task_secrets(sql=self._sql(), conf=self.conf if isinstance(self.conf, dict) else None,
+                          command=self._arguments())
 
     def _arguments(self) -> list[Any]:
         """The job's command-line arguments, when it has them."""

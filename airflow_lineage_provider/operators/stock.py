@@ -81,7 +81,7 @@ class _StockLineage(ReportsLineage):
         hook, why = None, ""
         try:
             self._register_secrets()
-        except Exception as e:  # noqa: BLE001 - lineage never changes the task's outcome
+        except Exception as e:  # noqa: BLE001 - reading a field (a SQL file) failed: lineage never changes the outcome
             self.log.warning("Column lineage could not read this task's fields for credentials: %s", type(e).__name__)
         try:
             reporter = self.lineage_reporter

@@ -133,7 +133,7 @@ def test_every_spelling_reaches_the_log_masker_and_the_log(monkeypatch):
     hides them in lines the rule never reads), and Spark's lines quoting them are scrubbed."""
     import airflow.sdk.log
 
-    from airflow_lineage_provider.hooks.spark_lineage import mask_sql_secrets
+    from airflow_lineage_provider.hooks.spark_lineage import mask_task_secrets
 
     masked: list[str] = []
     monkeypatch.setattr(airflow.sdk.log, "mask_secret", masked.append)
@@ -141,7 +141,7 @@ def test_every_spelling_reaches_the_log_masker_and_the_log(monkeypatch):
            "CREATE TEMPORARY VIEW v USING parquet OPTIONS (path '/p', 'sfPassword' = 'ab''Planted3xyz',\n"
            "  `fs.azure.account.key.a.dfs.core.windows.net` \"Planted4xyz\", user 'etl_loader');\n"
            "/* token:\n   Planted5xyz */ SELECT 1")
-    mask_sql_secrets(sql)
+    mask_task_secrets(sql=sql)
     for planted in ("Planted1xyz", "Planted2xyz", "ab'Planted3xyz", "Planted4xyz", "Planted5xyz"):
         assert planted in masked, (planted, masked)
     assert "etl_loader" not in masked
